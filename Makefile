@@ -1,0 +1,68 @@
+# uswap: the two commands of the README, and their parts.
+#   make run   install what is missing, build, run the main job
+#   make test  install what is missing, build, run the whole test suite
+#              (release build, then ASan+UBSan, then TSan on the
+#              concurrency tests)
+# Debian packages the build needs (Debian 12):
+DEBS := gcc meson ninja-build pkg-config liburcu-dev libcmocka-dev
+
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+BUILD_TSAN ?= build-tsan
+MESON_TEST := meson test --print-errorlogs --num-processes 2
+
+.PHONY: all deps build run test test-release test-asan test-tsan bench clean
+
+all: build
+
+# Install only what is missing; apt-get needs root (or sudo).
+deps:
+	@missing=""; for p in $(DEBS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get install -y --no-install-recommends $$missing || \
+		{ $$SUDO apt-get update && $$SUDO apt-get install -y --no-install-recommends $$missing; }; \
+	fi
+
+$(BUILD)/build.ninja: | deps
+	meson setup $(BUILD) --buildtype=release -Ddebug_level=1
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+run: build
+	./$(BUILD)/tools/uswap bench alloc --threads 2 --orders 0:80,4:15,9:5 --duration 3
+
+test: test-release test-asan test-tsan
+
+test-release: build
+	$(MESON_TEST) -C $(BUILD)
+
+$(BUILD_ASAN)/build.ninja: | deps
+	meson setup $(BUILD_ASAN) --buildtype=debug -Ddebug_level=2 \
+		-Db_sanitize=address,undefined -Db_lundef=false
+
+test-asan: deps $(BUILD_ASAN)/build.ninja
+	ninja -C $(BUILD_ASAN)
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	ASAN_OPTIONS=detect_leaks=1 $(MESON_TEST) -C $(BUILD_ASAN)
+
+$(BUILD_TSAN)/build.ninja: | deps
+	meson setup $(BUILD_TSAN) --buildtype=debug -Ddebug_level=2 \
+		-Db_sanitize=thread -Db_lundef=false
+
+# TSan's shadow layout clashes with this kernel's wide mmap randomisation,
+# so its tests run with ASLR off (setarch -R), which costs nothing here.
+test-tsan: deps $(BUILD_TSAN)/build.ninja
+	ninja -C $(BUILD_TSAN)
+	USWAP_STRESS_SCALE=0.1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	setarch -R $(MESON_TEST) -C $(BUILD_TSAN) --suite stress
+
+bench: build
+	bash bench/run-alloc.sh ./$(BUILD)/tools/uswap
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)

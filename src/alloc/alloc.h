@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alloc.h - functions shared between the files of src/alloc/, grouped by
+ * the file that defines them, so this header is also a map of the layer.
+ */
+#ifndef USWAP_ALLOC_ALLOC_H
+#define USWAP_ALLOC_ALLOC_H
+
+#include <errno.h>
+
+#include "alloc/types.h"
+
+/* Geometry helpers */
+static inline struct swap_cluster_info *cluster_of(struct swap_device *si, uint32_t off)
+{
+	return &si->cluster_info[off / CLUSTER_SLOTS];
+}
+
+static inline uint32_t cluster_idx(struct swap_device *si, struct swap_cluster_info *ci)
+{
+	return (uint32_t)(ci - si->cluster_info);
+}
+
+static inline uint32_t cluster_first(struct swap_device *si, struct swap_cluster_info *ci)
+{
+	return cluster_idx(si, ci) * CLUSTER_SLOTS;
+}
+
+static inline struct lock_stat *lstat(struct pcpu_stats *st, enum uswap_lock_class c)
+{
+	return &st->locks[c];
+}
+
+static inline void ci_lock(struct swap_cluster_info *ci, struct pcpu_stats *st)
+{
+	spin_lock(&ci->lock, lstat(st, USWAP_LOCK_CLUSTER));
+}
+
+static inline void ci_unlock(struct swap_cluster_info *ci)
+{
+	spin_unlock(&ci->lock);
+}
+
+/* cluster.c */
+void cluster_list_init(struct cluster_list *l);
+void cluster_list_add_tail_locked(struct swap_device *si, struct cluster_list *l,
+				  struct swap_cluster_info *ci);
+void cluster_move(struct swap_device *si, struct swap_cluster_info *ci,
+		  enum cluster_flag flag, struct pcpu_stats *st);
+struct swap_cluster_info *cluster_isolate(struct swap_device *si,
+					  struct cluster_list *l,
+					  struct pcpu_stats *st);
+void cluster_relocate(struct swap_device *si, struct swap_cluster_info *ci,
+		      struct pcpu_stats *st);
+uint32_t cluster_alloc_range(struct swap_device *si, struct swap_cluster_info *ci,
+			     uint32_t start, unsigned int order, bool wrap);
+void cluster_slots_freed(struct swap_device *si, struct swap_cluster_info *ci,
+			 unsigned int nr, struct pcpu_stats *st);
+struct cluster_list *cluster_list_of(struct swap_device *si,
+				     const struct swap_cluster_info *ci);
+
+/* device.c */
+struct swap_device *device_lookup(struct uswap *u, uswap_entry_t entry,
+				  uint32_t *offset);
+void device_inuse_add(struct swap_device *si, unsigned int nr);
+void device_inuse_sub(struct swap_device *si, unsigned int nr);
+void device_free(struct swap_device *si);
+void global_lock(struct uswap *u);
+void global_unlock(struct uswap *u);
+
+static inline uint64_t device_inuse(struct swap_device *si)
+{
+	return atomic_load_explicit(&si->inuse, memory_order_relaxed) & ~INUSE_FULL;
+}
+
+/* device_available() - may the ring readers try @si? */
+static inline bool device_available(struct swap_device *si)
+{
+	return !(atomic_load_explicit(&si->inuse, memory_order_relaxed) & INUSE_FULL) &&
+	       atomic_load_explicit(&si->writeok, memory_order_relaxed);
+}
+
+/* alloc.c */
+int device_alloc(struct alloc_ctx *ctx, struct swap_device *si,
+		 unsigned int order, uint32_t *offset);
+
+/* queue.c */
+int ring_set_rebuild(struct uswap *u);
+void ring_set_free(struct ring_set *rs);
+int ring_alloc(struct alloc_ctx *ctx, struct prio_ring *r, unsigned int order,
+	       uswap_entry_t *entry);
+
+/* stats.c */
+struct pcpu_stats *this_cpu_stats(struct uswap *u);
+
+#endif /* USWAP_ALLOC_ALLOC_H */

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+/*
+ * check.c - uswap_check(): the full consistency check that tests use as an
+ * oracle at quiescent points (the role of the kernel's debug-only
+ * swap_cluster_assert_empty and friends, made exhaustive).
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "alloc/alloc.h"
+
+struct checker {
+	struct swap_device *si;
+	int errors;
+};
+
+static void bad(struct checker *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->errors++ >= 20)
+		return; /* enough to debug; keep counting */
+	fprintf(stderr, "uswap_check: %s: ", c->si->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Every cluster on @l carries @flag (and @order for per-order lists), and
+ * the list's links and length agree. Marks each visited cluster in @seen. */
+static void check_list(struct checker *c, struct cluster_list *l, uint8_t flag,
+		       int order, uint8_t *seen)
+{
+	struct swap_device *si = c->si;
+	uint32_t nr = 0, prev = CLUSTER_NIL;
+
+	for (uint32_t idx = l->head; idx != CLUSTER_NIL; idx = si->cluster_info[idx].next) {
+		struct swap_cluster_info *ci = &si->cluster_info[idx];
+
+		if (idx >= si->nr_clusters || seen[idx]++ || nr++ > si->nr_clusters) {
+			bad(c, "list with flag %u is corrupt at cluster %u", flag, idx);
+			return;
+		}
+		if (ci->flags != flag || (order >= 0 && ci->order != order))
+			bad(c, "cluster %u (flag %u order %u) on list flag %u order %d",
+			    idx, ci->flags, ci->order, flag, order);
+		if (ci->prev != prev)
+			bad(c, "cluster %u has a wrong prev link", idx);
+		prev = idx;
+	}
+	if (prev != l->tail || nr != l->nr)
+		bad(c, "list flag %u: tail/length mismatch (%u counted, %u recorded)",
+		    flag, nr, l->nr);
+}
+
+static void check_lists(struct checker *c)
+{
+	struct swap_device *si = c->si;
+	uint8_t *seen = calloc(si->nr_clusters, 1);
+
+	if (!seen) {
+		bad(c, "out of memory");
+		return;
+	}
+	check_list(c, &si->free_clusters, CLUSTER_FLAG_FREE, -1, seen);
+	check_list(c, &si->full_clusters, CLUSTER_FLAG_FULL, -1, seen);
+	check_list(c, &si->discard_clusters, CLUSTER_FLAG_DISCARD, -1, seen);
+	for (int o = 0; o < NR_ORDERS; o++) {
+		check_list(c, &si->nonfull_clusters[o], CLUSTER_FLAG_NONFULL, o, seen);
+		check_list(c, &si->frag_clusters[o], CLUSTER_FLAG_FRAG, o, seen);
+	}
+	for (uint32_t i = 0; i < si->nr_clusters; i++) {
+		uint8_t f = si->cluster_info[i].flags;
+
+		if (!seen[i] && f != CLUSTER_FLAG_PERCPU)
+			bad(c, "cluster %u has flag %u but is on no list", i, f);
+	}
+	free(seen);
+}
+
+/* Counts: each cluster's count equals its non-free bytes, the device's
+ * inuse equals its slots held by owners, fill level agrees with the flag. */
+static void check_counts(struct checker *c)
+{
+	struct swap_device *si = c->si;
+	uint64_t inuse = 0;
+
+	for (uint32_t i = 0; i < si->nr_clusters; i++) {
+		struct swap_cluster_info *ci = &si->cluster_info[i];
+		const uint8_t *map = si->swap_map + (uint64_t)i * CLUSTER_SLOTS;
+		unsigned int used = 0, continued = 0;
+
+		for (unsigned int s = 0; s < CLUSTER_SLOTS; s++) {
+			used += map[s] != 0;
+			inuse += map[s] && map[s] != MAP_BAD;
+			continued += (map[s] & MAP_CONTINUED) && map[s] != MAP_BAD;
+		}
+		if (used != ci->count)
+			bad(c, "cluster %u count %u but %u slots used", i, ci->count, used);
+		if (continued && !ci->ext)
+			bad(c, "cluster %u has continued counts but no side table", i);
+		if ((ci->count == 0) != (ci->flags == CLUSTER_FLAG_FREE ||
+					 ci->flags == CLUSTER_FLAG_DISCARD))
+			bad(c, "cluster %u: count %u with flag %u", i, ci->count, ci->flags);
+		if (ci->flags == CLUSTER_FLAG_FULL && ci->count != CLUSTER_SLOTS)
+			bad(c, "cluster %u on the full list with count %u", i, ci->count);
+	}
+	if (inuse != device_inuse(c->si))
+		bad(c, "inuse %llu but %llu slots in use", (unsigned long long)device_inuse(si),
+		    (unsigned long long)inuse);
+	if ((atomic_load(&si->inuse) & INUSE_FULL) && device_inuse(si) != si->pages)
+		bad(c, "marked full with %llu of %u slots in use",
+		    (unsigned long long)device_inuse(si), si->pages);
+}
+
+USWAP_API int uswap_check(struct uswap *u)
+{
+	int errors = 0;
+
+	global_lock(u);
+	for (int type = 0; type < USWAP_MAX_DEVICES; type++) {
+		struct checker c = { .si = u->devs[type] };
+
+		if (!c.si)
+			continue;
+		check_lists(&c);
+		check_counts(&c);
+		errors += c.errors;
+	}
+	global_unlock(u);
+	return errors ? -EUCLEAN : 0;
+}

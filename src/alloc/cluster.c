@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cluster.c - cluster lists, isolation, relocation and the scan for a free
+ * aligned run inside one cluster.
+ *
+ * The lists are index-linked (two u32 per cluster instead of two pointers)
+ * and protected by the device list lock si->lock, which is the only
+ * device-wide lock allocation ever takes, and only to move a cluster
+ * between lists (kernel 6.14+, seed "rework of swap allocator locks").
+ * Everything inside a cluster is under its own ci->lock.
+ */
+#include <string.h>
+
+#include "alloc/alloc.h"
+
+static inline struct swap_cluster_info *ci_at(struct swap_device *si, uint32_t idx)
+{
+	return &si->cluster_info[idx];
+}
+
+/* List length, read without si->lock to skip taking it for an empty list.
+ * Written only under si->lock. */
+static inline uint32_t list_nr(const struct cluster_list *l)
+{
+	return __atomic_load_n(&l->nr, __ATOMIC_RELAXED);
+}
+
+void cluster_list_init(struct cluster_list *l)
+{
+	l->head = l->tail = CLUSTER_NIL;
+	l->nr = 0;
+}
+
+/* Context: si->lock held (or the device not yet published). */
+void cluster_list_add_tail_locked(struct swap_device *si, struct cluster_list *l,
+				  struct swap_cluster_info *ci)
+{
+	uint32_t idx = cluster_idx(si, ci);
+
+	ci->next = CLUSTER_NIL;
+	ci->prev = l->tail;
+	if (l->tail == CLUSTER_NIL)
+		l->head = idx;
+	else
+		ci_at(si, l->tail)->next = idx;
+	l->tail = idx;
+	__atomic_store_n(&l->nr, l->nr + 1, __ATOMIC_RELAXED);
+}
+
+static void list_del_locked(struct swap_device *si, struct cluster_list *l,
+			    struct swap_cluster_info *ci)
+{
+	if (ci->prev == CLUSTER_NIL)
+		l->head = ci->next;
+	else
+		ci_at(si, ci->prev)->next = ci->next;
+	if (ci->next == CLUSTER_NIL)
+		l->tail = ci->prev;
+	else
+		ci_at(si, ci->next)->prev = ci->prev;
+	ci->prev = ci->next = CLUSTER_NIL;
+	__atomic_store_n(&l->nr, l->nr - 1, __ATOMIC_RELAXED);
+}
+
+/* The list a cluster's flag (and, for nonfull/frag, its order) puts it
+ * on; NULL for a CPU's current cluster, which is on none. */
+struct cluster_list *cluster_list_of(struct swap_device *si,
+				     const struct swap_cluster_info *ci)
+{
+	switch (ci->flags) {
+	case CLUSTER_FLAG_FREE:    return &si->free_clusters;
+	case CLUSTER_FLAG_NONFULL: return &si->nonfull_clusters[ci->order];
+	case CLUSTER_FLAG_FRAG:    return &si->frag_clusters[ci->order];
+	case CLUSTER_FLAG_FULL:    return &si->full_clusters;
+	case CLUSTER_FLAG_DISCARD: return &si->discard_clusters;
+	default:                   return NULL;
+	}
+}
+
+/*
+ * cluster_move() - put @ci on the list for @flag (none for PERCPU). The
+ * only list mutator besides isolation (move_cluster() in the kernel).
+ * Moving to FREE drops the cluster's order: the next user picks a new one.
+ * Context: ci->lock held; takes si->lock.
+ */
+void cluster_move(struct swap_device *si, struct swap_cluster_info *ci,
+		  enum cluster_flag flag, struct pcpu_stats *st)
+{
+	struct cluster_list *l;
+
+	lock_assert_held(&ci->lock);
+	spin_lock(&si->lock, lstat(st, USWAP_LOCK_DEVICE));
+	l = cluster_list_of(si, ci);
+	if (l)
+		list_del_locked(si, l, ci);
+	if (flag == CLUSTER_FLAG_FREE)
+		ci->order = 0;
+	ci->flags = (uint8_t)flag;
+	l = cluster_list_of(si, ci);
+	if (l)
+		cluster_list_add_tail_locked(si, l, ci);
+	spin_unlock(&si->lock);
+	stat_inc(&st->cluster_moves);
+}
+
+/*
+ * cluster_isolate() - take the first cluster of @l whose lock is free off
+ * the list, mark it PERCPU and return it locked (isolate_lock_cluster()).
+ * Only trylock under si->lock: the normal order is ci->lock -> si->lock.
+ * Return: the locked cluster, or NULL when @l is empty or every cluster on
+ * it is momentarily locked by another CPU.
+ */
+struct swap_cluster_info *cluster_isolate(struct swap_device *si,
+					  struct cluster_list *l,
+					  struct pcpu_stats *st)
+{
+	struct swap_cluster_info *ci;
+	uint32_t idx;
+
+	if (!list_nr(l))
+		return NULL; /* why take the shared lock to see nothing */
+	spin_lock(&si->lock, lstat(st, USWAP_LOCK_DEVICE));
+	for (idx = l->head; idx != CLUSTER_NIL; idx = ci->next) {
+		ci = ci_at(si, idx);
+		if (!spin_trylock_stat(&ci->lock, lstat(st, USWAP_LOCK_CLUSTER)))
+			continue;
+		list_del_locked(si, l, ci);
+		ci->flags = CLUSTER_FLAG_PERCPU;
+		spin_unlock(&si->lock);
+		stat_inc(&st->cluster_moves);
+		return ci;
+	}
+	spin_unlock(&si->lock);
+	return NULL;
+}
+
+/*
+ * cluster_relocate() - file a cluster its CPU is done with by fill level
+ * (relocate_cluster()): empty -> FREE, full -> FULL, else FRAG (a scan for
+ * its order failed or it has no room left for it).
+ * Context: ci->lock held.
+ */
+void cluster_relocate(struct swap_device *si, struct swap_cluster_info *ci,
+		      struct pcpu_stats *st)
+{
+	enum cluster_flag flag;
+
+	lock_assert_held(&ci->lock);
+	if (ci->flags == CLUSTER_FLAG_DISCARD)
+		return;
+	if (ci->count == 0)
+		flag = CLUSTER_FLAG_FREE;
+	else if (ci->count == CLUSTER_SLOTS)
+		flag = CLUSTER_FLAG_FULL;
+	else
+		flag = CLUSTER_FLAG_FRAG;
+	if (ci->flags != flag)
+		cluster_move(si, ci, flag, st);
+}
+
+static bool range_is_free(const uint8_t *map, unsigned int nr)
+{
+	uint64_t w;
+
+	if (nr < sizeof(w)) {
+		for (unsigned int i = 0; i < nr; i++)
+			if (map[i])
+				return false;
+		return true;
+	}
+	for (unsigned int i = 0; i < nr; i += sizeof(w)) {
+		memcpy(&w, map + i, sizeof(w)); /* aligned: off is a multiple of nr */
+		if (w)
+			return false;
+	}
+	return true;
+}
+
+/* First free naturally aligned run of @nr slots starting in [from, to),
+ * or 0. @from is aligned to @nr; runs never cross the cluster end. */
+static uint32_t find_free_run(const uint8_t *map, uint32_t from, uint32_t to,
+			      unsigned int nr)
+{
+	if (nr == 1) {
+		const uint8_t *p = memchr(map + from, 0, to - from);
+
+		return p ? (uint32_t)(p - map) : 0;
+	}
+	for (uint32_t off = from; off < to; off += nr)
+		if (range_is_free(map + off, nr))
+			return off;
+	return 0;
+}
+
+/*
+ * cluster_alloc_range() - find and take 2^@order free aligned slots in @ci,
+ * scanning from @start to the cluster end and, if @wrap, then from the
+ * cluster start (alloc_swap_scan_cluster() + cluster_alloc_range()).
+ * Taken slots get the HAS_CACHE pin; an empty cluster takes @order. Refused
+ * once swapoff cleared writeok: that check under ci->lock is what lets
+ * swapoff know no allocator is still inside the device.
+ * Return: the first slot's offset, or 0 (no room; offset 0 is the header).
+ * Context: ci->lock held.
+ */
+uint32_t cluster_alloc_range(struct swap_device *si, struct swap_cluster_info *ci,
+			     uint32_t start, unsigned int order, bool wrap)
+{
+	unsigned int nr = 1u << order;
+	uint32_t base = cluster_first(si, ci);
+	uint32_t end = base + CLUSTER_SLOTS;
+	uint32_t off;
+
+	lock_assert_held(&ci->lock);
+	if (ci->count + nr > CLUSTER_SLOTS)
+		return 0;
+	if (!atomic_load_explicit(&si->writeok, memory_order_relaxed))
+		return 0;
+	if (ci->count == 0 || start < base || start >= end)
+		start = base;
+	start &= ~(nr - 1);
+	off = find_free_run(si->swap_map, start, end, nr);
+	if (!off && wrap && start > base)
+		off = find_free_run(si->swap_map, base, start, nr);
+	if (!off)
+		return 0;
+	memset(si->swap_map + off, MAP_HAS_CACHE, nr);
+	if (ci->count == 0)
+		ci->order = (uint8_t)order;
+	ci->count = (uint16_t)(ci->count + nr);
+	device_inuse_add(si, nr);
+	return off;
+}
+
+/*
+ * cluster_slots_freed() - account @nr slots of @ci that just became free
+ * and file the cluster: empty -> FREE (always, even a CPU's current one, so
+ * every wholly free cluster can serve order 9), FULL or FRAG -> NONFULL
+ * (it has room again: worth a full scan; partial_free_cluster()). A CPU's
+ * current cluster stays where it is: its owner will find the room.
+ * Context: ci->lock held.
+ */
+void cluster_slots_freed(struct swap_device *si, struct swap_cluster_info *ci,
+			 unsigned int nr, struct pcpu_stats *st)
+{
+	lock_assert_held(&ci->lock);
+	uswap_assert(ci->count >= nr);
+	ci->count = (uint16_t)(ci->count - nr);
+	device_inuse_sub(si, nr);
+	stat_add(&st->free_slots, nr);
+	if (ci->count == 0) {
+		free(ci->ext); /* no slot can still hold a continued count */
+		ci->ext = NULL;
+		if (ci->flags != CLUSTER_FLAG_FREE && ci->flags != CLUSTER_FLAG_DISCARD)
+			cluster_move(si, ci, CLUSTER_FLAG_FREE, st);
+	} else if (ci->flags == CLUSTER_FLAG_FULL || ci->flags == CLUSTER_FLAG_FRAG) {
+		cluster_move(si, ci, CLUSTER_FLAG_NONFULL, st);
+	}
+}

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+/*
+ * device.c - swapon and swapoff: building a device's swap_map and
+ * clusters, publishing it, and taking it away again.
+ *
+ * A device's lifetime is guarded by RCU: it is reachable through u->devs[]
+ * (entry lookups) and through the published rings (allocation). swapoff
+ * unpublishes both and waits a grace period before freeing, so a reader
+ * never touches freed memory and swapoff never waits on a lock held by one.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/alloc.h"
+#include "util/rcu.h"
+
+/* swap_range_alloc()/swap_usage_add(): the FULL mark is set only by a CAS
+ * from exactly `pages`, so it can never cover a device with a free slot. */
+void device_inuse_add(struct swap_device *si, unsigned int nr)
+{
+	uint64_t v = atomic_fetch_add_explicit(&si->inuse, nr, memory_order_relaxed) + nr;
+
+	if (v == si->pages)
+		atomic_compare_exchange_strong(&si->inuse, &v, v | INUSE_FULL);
+}
+
+void device_inuse_sub(struct swap_device *si, unsigned int nr)
+{
+	uint64_t v = atomic_fetch_sub_explicit(&si->inuse, nr, memory_order_relaxed);
+
+	if (v & INUSE_FULL)
+		atomic_fetch_and(&si->inuse, ~INUSE_FULL);
+}
+
+/*
+ * device_lookup() - the device and offset of @entry, or NULL when the type
+ * is not swapped on or the offset lies past its end.
+ * Context: inside an RCU read section, which keeps the device alive.
+ */
+struct swap_device *device_lookup(struct uswap *u, uswap_entry_t entry,
+				  uint32_t *offset)
+{
+	struct swap_device *si = rcu_deref(u->devs[uswap_entry_type(entry)]);
+	uint64_t off = uswap_entry_offset(entry);
+
+	if (!si || off >= si->max)
+		return NULL;
+	*offset = (uint32_t)off;
+	return si;
+}
+
+void device_free(struct swap_device *si)
+{
+	if (!si)
+		return;
+	if (si->cluster_info)
+		for (uint32_t i = 0; i < si->nr_clusters; i++)
+			free(si->cluster_info[i].ext);
+	free(si->cluster_info);
+	free(si->swap_map);
+	free(si->cursors);
+	free(si);
+}
+
+static int check_swapon_args(const struct uswap_swapon_args *a)
+{
+	if (!a || a->flags)
+		return -EINVAL;
+	if (a->prio != USWAP_PRIO_DEFAULT && (a->prio < 0 || a->prio > USWAP_PRIO_MAX))
+		return -EINVAL;
+	if (a->nr_slots < (uint64_t)USWAP_MIN_CLUSTERS * CLUSTER_SLOTS ||
+	    a->nr_slots > UINT32_MAX)
+		return -EINVAL;
+	if (a->nr_bad && !a->bad_slots)
+		return -EINVAL;
+	for (size_t i = 0; i < a->nr_bad; i++)
+		if (a->bad_slots[i] == 0 || a->bad_slots[i] >= a->nr_slots)
+			return -EINVAL;
+	return 0;
+}
+
+/* Mark the header, the bad slots and the padding past the end BAD and
+ * count them in their clusters, so those clusters never look free and
+ * offset 0 can mean "none". Return: usable slots, or -EINVAL (duplicate). */
+static long setup_bad_slots(struct swap_device *si, const struct uswap_swapon_args *a)
+{
+	uint32_t end = si->nr_clusters * CLUSTER_SLOTS;
+	long pages = (long)si->max - 1;
+
+	si->swap_map[0] = MAP_BAD;
+	for (size_t i = 0; i < a->nr_bad; i++) {
+		uint8_t *b = &si->swap_map[a->bad_slots[i]];
+
+		if (*b == MAP_BAD)
+			return -EINVAL; /* listed twice */
+		*b = MAP_BAD;
+		pages--;
+	}
+	memset(si->swap_map + si->max, MAP_BAD, end - si->max);
+	for (uint32_t off = 0; off < end; off++)
+		if (si->swap_map[off])
+			si->cluster_info[off / CLUSTER_SLOTS].count++;
+	return pages;
+}
+
+/* Free clusters go on the free list in ascending order (seed 3 removed
+ * the interleave); clusters holding bad slots start on nonfull[0]. */
+static void setup_cluster_lists(struct swap_device *si)
+{
+	cluster_list_init(&si->free_clusters);
+	cluster_list_init(&si->full_clusters);
+	cluster_list_init(&si->discard_clusters);
+	for (int o = 0; o < NR_ORDERS; o++) {
+		cluster_list_init(&si->nonfull_clusters[o]);
+		cluster_list_init(&si->frag_clusters[o]);
+	}
+	for (uint32_t i = 0; i < si->nr_clusters; i++) {
+		struct swap_cluster_info *ci = &si->cluster_info[i];
+		struct cluster_list *l;
+
+		if (ci->count == 0) {
+			ci->flags = CLUSTER_FLAG_FREE;
+			l = &si->free_clusters;
+		} else if (ci->count == CLUSTER_SLOTS) {
+			ci->flags = CLUSTER_FLAG_FULL;
+			l = &si->full_clusters;
+		} else {
+			ci->flags = CLUSTER_FLAG_NONFULL;
+			l = &si->nonfull_clusters[0];
+		}
+		cluster_list_add_tail_locked(si, l, ci);
+	}
+}
+
+static struct swap_device *device_new(struct uswap *u, const struct uswap_swapon_args *a,
+				      int *err)
+{
+	struct swap_device *si = calloc(1, sizeof(*si));
+	long pages;
+
+	*err = -ENOMEM;
+	if (!si)
+		return NULL;
+	si->max = (uint32_t)a->nr_slots;
+	si->nr_clusters = (si->max + CLUSTER_SLOTS - 1) / CLUSTER_SLOTS;
+	si->nr_cpus = u->nr_cpus;
+	si->prio = a->prio;
+	si->swap_map = calloc(si->nr_clusters, CLUSTER_SLOTS);
+	si->cluster_info = calloc(si->nr_clusters, sizeof(*si->cluster_info));
+	si->cursors = aligned_alloc(CACHELINE, u->nr_cpus * sizeof(*si->cursors));
+	if (!si->swap_map || !si->cluster_info || !si->cursors)
+		goto err;
+	memset(si->cursors, 0, u->nr_cpus * sizeof(*si->cursors));
+	pages = setup_bad_slots(si, a);
+	*err = pages < 0 ? (int)pages : -ENOSPC;
+	if (pages <= 0)
+		goto err;
+	si->pages = (uint32_t)pages;
+	setup_cluster_lists(si);
+	return si;
+err:
+	device_free(si);
+	return NULL;
+}
+
+void global_lock(struct uswap *u)
+{
+	struct lock_stat *ls = &this_cpu_stats(u)->locks[USWAP_LOCK_GLOBAL];
+
+	stat_inc(&ls->acquired);
+	if (pthread_mutex_trylock(&u->swapon_lock)) {
+		stat_inc(&ls->contended);
+		pthread_mutex_lock(&u->swapon_lock);
+	}
+}
+
+void global_unlock(struct uswap *u)
+{
+	pthread_mutex_unlock(&u->swapon_lock);
+}
+
+USWAP_API int uswap_swapon(struct uswap *u, const struct uswap_swapon_args *args)
+{
+	struct swap_device *si;
+	int type, err = check_swapon_args(args);
+
+	if (err)
+		return err;
+	si = device_new(u, args, &err);
+	if (!si)
+		return err;
+
+	global_lock(u);
+	for (type = 0; type < USWAP_MAX_DEVICES && u->devs[type]; type++)
+		;
+	if (type == USWAP_MAX_DEVICES) {
+		err = -EMFILE;
+		goto fail;
+	}
+	si->type = type;
+	if (args->name)
+		snprintf(si->name, sizeof(si->name), "%s", args->name);
+	else
+		snprintf(si->name, sizeof(si->name), "dev%d", type);
+	atomic_store(&si->writeok, true);
+	rcu_publish(&u->devs[type], si);
+	err = ring_set_rebuild(u);
+	if (err) {
+		rcu_publish(&u->devs[type], NULL);
+		rcu_wait_readers(&u->rcu_hb);
+		goto fail;
+	}
+	global_unlock(u);
+	return type;
+fail:
+	global_unlock(u);
+	device_free(si);
+	return err;
+}
+
+/* Put a device back after a refused swapoff: exactly as it was. */
+static void device_reenable(struct uswap *u, struct swap_device *si)
+{
+	atomic_store(&si->writeok, true);
+	while (ring_set_rebuild(u))
+		WARN_ONCE(1, "swapoff: out of memory re-adding %s to its ring; retrying",
+			  si->name);
+}
+
+USWAP_API int uswap_swapoff(struct uswap *u, int type)
+{
+	struct swap_device *si;
+	int err;
+
+	if (type < 0 || type >= USWAP_MAX_DEVICES)
+		return -ENOENT;
+	global_lock(u);
+	si = u->devs[type];
+	err = !si ? -ENOENT : device_inuse(si) ? -EBUSY : 0;
+	if (err)
+		goto out;
+	/* Clear writeok before the rebuild: an allocator that still reaches
+	 * the device through the old ring is refused under ci->lock, and the
+	 * rebuild's grace period waits for every such allocator. */
+	atomic_store(&si->writeok, false);
+	err = ring_set_rebuild(u);
+	if (err) {
+		atomic_store(&si->writeok, true);
+		goto out;
+	}
+	if (device_inuse(si)) { /* an allocation won the race */
+		device_reenable(u, si);
+		err = -EBUSY;
+		goto out;
+	}
+	rcu_publish(&u->devs[type], NULL);
+	rcu_wait_readers(&u->rcu_hb); /* entry lookups (free, dup) are done */
+	device_free(si);
+out:
+	global_unlock(u);
+	return err;
+}

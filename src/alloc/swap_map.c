@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+/*
+ * swap_map.c - per-slot use counts and the HAS_CACHE pin (the kernel's
+ * swap_map byte up to 7.0, include/linux/swap.h).
+ *
+ * A byte holds counts 0..62; a larger count sets MAP_CONTINUED and lives in
+ * the cluster's side table ci->ext (the role of count continuation pages,
+ * or the newest kernel's ci->extend_table), up to USWAP_COUNT_MAX. Every
+ * operation validates all slots it touches before changing any, so a bad
+ * call leaves the map exactly as it was.
+ */
+#include <stdlib.h>
+
+#include "alloc/alloc.h"
+#include "util/rcu.h"
+
+static unsigned int slot_count(const struct swap_cluster_info *ci, uint8_t b,
+			       uint32_t ci_off)
+{
+	return b & MAP_CONTINUED ? ci->ext[ci_off] : b & MAP_COUNT_MASK;
+}
+
+static bool cluster_has_continued(const uint8_t *map)
+{
+	for (unsigned int i = 0; i < CLUSTER_SLOTS; i++)
+		if (map[i] & MAP_CONTINUED)
+			return true;
+	return false;
+}
+
+/* Store @count for the slot; the side table is allocated on first need and
+ * freed when its last user drops back into the byte.
+ * Return: 0, -ENOMEM (nothing changed). Context: ci->lock held. */
+static int slot_set_count(struct swap_device *si, struct swap_cluster_info *ci,
+			  uint32_t off, unsigned int count)
+{
+	uint8_t *b = &si->swap_map[off];
+	uint32_t ci_off = off % CLUSTER_SLOTS;
+	uint8_t cache = *b & MAP_HAS_CACHE;
+
+	if (count > MAP_COUNT_MAX) {
+		if (!ci->ext && !(ci->ext = calloc(CLUSTER_SLOTS, sizeof(*ci->ext))))
+			return -ENOMEM;
+		ci->ext[ci_off] = (uint16_t)count;
+		*b = cache | MAP_CONTINUED;
+		return 0;
+	}
+	bool was_continued = *b & MAP_CONTINUED;
+
+	*b = cache | (uint8_t)count;
+	if (was_continued && !cluster_has_continued(si->swap_map + off - ci_off)) {
+		free(ci->ext);
+		ci->ext = NULL;
+	}
+	return 0;
+}
+
+static inline bool slot_in_use(uint8_t b)
+{
+	return b && b != MAP_BAD;
+}
+
+/* Report a free of a slot that holds no reference once per instance-less
+ * process (the kernel's "Unused swap offset entry") and count every one. */
+static int bad_free(struct pcpu_stats *st, uswap_entry_t entry)
+{
+	stat_inc(&st->bad_free);
+	WARN_ONCE(1, "free of unused swap entry type %u offset %llu",
+		  uswap_entry_type(entry), (unsigned long long)uswap_entry_offset(entry));
+	return -ENOENT;
+}
+
+/* Look up and lock the cluster holding [entry, entry + nr).
+ * Return: the device, or NULL (-EINVAL) when the range is not inside one
+ * cluster of a swapped-on device. Context: inside an RCU read section. */
+static struct swap_device *lock_range(struct uswap *u, uswap_entry_t entry,
+				      unsigned int nr, struct pcpu_stats *st,
+				      uint32_t *off, struct swap_cluster_info **ci)
+{
+	struct swap_device *si = device_lookup(u, entry, off);
+
+	if (!si || nr == 0 || nr > CLUSTER_SLOTS ||
+	    *off / CLUSTER_SLOTS != (*off + nr - 1) / CLUSTER_SLOTS ||
+	    *off + nr > si->max)
+		return NULL;
+	*ci = cluster_of(si, *off);
+	ci_lock(*ci, st);
+	return si;
+}
+
+/*
+ * put_range() - drop one reference (@cache false) or the cache pin (@cache
+ * true) of each slot in [off, off + nr) and free the slots left unused.
+ * Return: 0 or -ENOENT (some slot lacks what is dropped; nothing changed).
+ * Context: ci->lock held.
+ */
+static int put_range(struct swap_device *si, struct swap_cluster_info *ci,
+		     uint32_t off, unsigned int nr, bool cache, struct pcpu_stats *st)
+{
+	uint8_t *map = si->swap_map;
+	unsigned int freed = 0;
+
+	for (uint32_t i = off; i < off + nr; i++) {
+		if (!slot_in_use(map[i]))
+			return -ENOENT;
+		if (cache ? !(map[i] & MAP_HAS_CACHE)
+			  : !slot_count(ci, map[i], i % CLUSTER_SLOTS))
+			return -ENOENT;
+	}
+	for (uint32_t i = off; i < off + nr; i++) {
+		if (cache)
+			map[i] &= (uint8_t)~MAP_HAS_CACHE;
+		else /* shrinking never allocates, so this cannot fail */
+			slot_set_count(si, ci, i, slot_count(ci, map[i], i % CLUSTER_SLOTS) - 1);
+		if (map[i] == 0)
+			freed++;
+	}
+	if (freed)
+		cluster_slots_freed(si, ci, freed, st);
+	return 0;
+}
+
+static int put_entries(struct uswap *u, uswap_entry_t entry, unsigned int nr,
+		       bool cache)
+{
+	struct pcpu_stats *st = this_cpu_stats(u);
+	struct swap_cluster_info *ci;
+	struct swap_device *si;
+	uint32_t off;
+	int err;
+
+	rcu_read_begin();
+	si = lock_range(u, entry, nr, st, &off, &ci);
+	if (!si) {
+		rcu_read_end(&u->rcu_hb);
+		return -EINVAL;
+	}
+	err = put_range(si, ci, off, nr, cache, st);
+	ci_unlock(ci);
+	rcu_read_end(&u->rcu_hb);
+	return err ? bad_free(st, entry) : 0;
+}
+
+USWAP_API int uswap_put_folio(struct uswap *u, uswap_entry_t entry, unsigned int order)
+{
+	if (order >= NR_ORDERS || uswap_entry_offset(entry) % (1u << order))
+		return -EINVAL;
+	return put_entries(u, entry, 1u << order, true);
+}
+
+USWAP_API int uswap_free(struct uswap *u, uswap_entry_t entry, unsigned int nr)
+{
+	return put_entries(u, entry, nr, false);
+}
+
+/* Run @op on one slot with its cluster locked. */
+static long with_slot(struct uswap *u, uswap_entry_t entry,
+		      long (*op)(struct swap_device *, struct swap_cluster_info *,
+				 uint32_t, void *),
+		      void *arg)
+{
+	struct pcpu_stats *st = this_cpu_stats(u);
+	struct swap_cluster_info *ci;
+	struct swap_device *si;
+	uint32_t off;
+	long ret = -EINVAL;
+
+	rcu_read_begin();
+	si = lock_range(u, entry, 1, st, &off, &ci);
+	if (si) {
+		ret = op(si, ci, off, arg);
+		ci_unlock(ci);
+	}
+	rcu_read_end(&u->rcu_hb);
+	return ret;
+}
+
+static long dup_op(struct swap_device *si, struct swap_cluster_info *ci,
+		   uint32_t off, void *arg)
+{
+	uint8_t b = si->swap_map[off];
+	unsigned int count;
+
+	if (!slot_in_use(b))
+		return -ENOENT;
+	count = slot_count(ci, b, off % CLUSTER_SLOTS);
+	if (count >= USWAP_COUNT_MAX)
+		return -EOVERFLOW;
+	return slot_set_count(si, ci, off, count + 1);
+}
+
+USWAP_API int uswap_dup(struct uswap *u, uswap_entry_t entry)
+{
+	return (int)with_slot(u, entry, dup_op, NULL);
+}
+
+static long pin_op(struct swap_device *si, struct swap_cluster_info *ci,
+		   uint32_t off, void *arg)
+{
+	uint8_t *b = &si->swap_map[off];
+
+	if (!slot_in_use(*b))
+		return -ENOENT;
+	if (*b & MAP_HAS_CACHE)
+		return -EEXIST;
+	*b |= MAP_HAS_CACHE;
+	return 0;
+}
+
+USWAP_API int uswap_cache_pin(struct uswap *u, uswap_entry_t entry)
+{
+	return (int)with_slot(u, entry, pin_op, NULL);
+}
+
+static long count_op(struct swap_device *si, struct swap_cluster_info *ci,
+		     uint32_t off, void *arg)
+{
+	uint8_t b = si->swap_map[off];
+	bool *has_cache = arg;
+
+	if (b == MAP_BAD)
+		return -EIO;
+	if (!b)
+		return -ENOENT;
+	if (has_cache)
+		*has_cache = b & MAP_HAS_CACHE;
+	return slot_count(ci, b, off % CLUSTER_SLOTS);
+}
+
+USWAP_API long uswap_slot_count(struct uswap *u, uswap_entry_t entry, bool *has_cache)
+{
+	return with_slot(u, entry, count_op, has_cache);
+}

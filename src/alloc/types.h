@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * types.h - every structure of the slot allocator.
+ *
+ * Glossary (DESIGN.md's terms; the kernel's names in parentheses):
+ *   slot      one page of swap space; offset 0 is the header, never handed out
+ *   cluster   512 slots (SWAPFILE_CLUSTER) with its own lock, use count,
+ *             list flag and order (struct swap_cluster_info)
+ *   device    one swap area (struct swap_info_struct), "si" in code
+ *   swap_map  one byte per slot: reference count, HAS_CACHE pin, BAD
+ *   ring      the devices of one priority, immutable once published; each
+ *             CPU keeps a reader (cursor + quota) into it (seed 5)
+ *   cursor    per device, per CPU, per order: the next offset to try
+ *             (percpu_cluster->next[order], per device again as in seed 5)
+ *
+ * Cluster states. A cluster is on exactly one list, or is a CPU's current
+ * cluster (PERCPU, on no list):
+ *
+ *   FREE --isolate--> PERCPU --fills--> FULL --a free--> NONFULL
+ *     ^                 |  \--scan fails--> FRAG --a free--> NONFULL
+ *     |                 |                               |
+ *     +-- count drops to 0 (from any state) <-----------+
+ *
+ * A PERCPU cluster differs from the kernel's (which files the CPU's current
+ * cluster on frag[] after every allocation): it stays off every list while
+ * its owner allocates from it, so neither that allocation nor a free into
+ * it takes the device list lock. It is filed again (FULL, FRAG) by the CPU
+ * that abandons it, and a free that empties it moves it to FREE at once so
+ * an order-9 request can always find every wholly free cluster.
+ *
+ * Lock order (written once, here): per-CPU lock -> ci->lock -> si->lock.
+ * Isolation takes si->lock first and only trylocks cluster locks. The
+ * instance's swapon_lock is outermost and is never taken by allocation.
+ */
+#ifndef USWAP_ALLOC_TYPES_H
+#define USWAP_ALLOC_TYPES_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <uswap/uswap.h>
+
+#include "util/compiler.h"
+#include "util/lock.h"
+#include "util/stat.h"
+
+#define CLUSTER_SLOTS USWAP_CLUSTER_SLOTS
+#define NR_ORDERS     USWAP_NR_ORDERS
+#define CLUSTER_NIL   UINT32_MAX /* list link: none */
+
+_Static_assert(CLUSTER_SLOTS == 512, "a cluster holds one 2 MiB folio");
+_Static_assert((1u << (NR_ORDERS - 1)) == CLUSTER_SLOTS,
+	       "the largest order is exactly one cluster");
+_Static_assert(USWAP_MAX_DEVICES == 32 && USWAP_TYPE_SHIFT == 58,
+	       "type in 5 bits above a 58-bit offset");
+
+/* swap_map byte (include/linux/swap.h values, count continued by table) */
+#define MAP_COUNT_MASK 0x3f /* count 0..62 */
+#define MAP_COUNT_MAX  0x3e
+#define MAP_BAD        0x3f /* header, bad block, padding past the end */
+#define MAP_HAS_CACHE  0x40 /* pinned by the swap cache */
+#define MAP_CONTINUED  0x80 /* count lives in ci->ext[ci_off] (63..65535) */
+
+enum cluster_flag {
+	CLUSTER_FLAG_FREE = 1,
+	CLUSTER_FLAG_NONFULL, /* nonfull[order]: gained free slots since scanned */
+	CLUSTER_FLAG_FRAG,    /* frag[order]: a scan for `order` failed here */
+	CLUSTER_FLAG_PERCPU,  /* some CPU's current cluster; on no list */
+	CLUSTER_FLAG_FULL,
+	CLUSTER_FLAG_DISCARD, /* waiting for discard (swap-path issue) */
+	CLUSTER_FLAG_MAX,
+};
+
+/* 24 bytes for 512 slots: 0.047 bytes per slot. */
+struct swap_cluster_info {
+	struct spinlock lock; /* this struct (but prev/next) and the swap_map
+				 bytes and ext[] of its slots */
+	uint16_t count;       /* slots in use incl. header/bad/padding; lock */
+	uint8_t flags;        /* enum cluster_flag; changed under lock AND
+				 si->lock, so either one suffices to read it */
+	uint8_t order;        /* order served while not FREE; lock */
+	uint32_t prev, next;  /* list links (cluster index); si->lock */
+	uint16_t *ext;        /* counts past MAP_COUNT_MAX, CLUSTER_SLOTS
+				 entries, allocated on first use; lock */
+};
+
+struct cluster_list {
+	uint32_t head, tail; /* cluster indices or CLUSTER_NIL */
+	uint32_t nr;
+};
+
+/* The per-CPU cursors of one device: one cache line per CPU. */
+struct pcpu_cursor {
+	uint32_t next[NR_ORDERS]; /* next offset to try, 0 = none; that CPU's
+				     per-CPU lock */
+} __cacheline_aligned;
+
+/* inuse: slots handed out; bit INUSE_FULL set (only by a CAS from exactly
+ * `pages`) while the device is full, so ring readers skip it
+ * (SWAP_USAGE_OFFLIST_BIT's role). */
+#define INUSE_FULL (UINT64_C(1) << 40)
+
+struct swap_device {
+	int type;                 /* index in uswap->devs[] */
+	int prio;                 /* -1 or 0..32767 */
+	char name[64];
+	uint32_t max;             /* slots incl. header (nr_slots) */
+	uint32_t pages;           /* usable: max - 1 - bad */
+	uint32_t nr_clusters;
+	_Atomic uint64_t inuse;   /* see INUSE_FULL */
+	_Atomic bool writeok;     /* allocation allowed (SWP_WRITEOK); checked
+				     under ci->lock by every allocation */
+	uint8_t *swap_map;        /* nr_clusters * 512 bytes; ci->lock */
+	struct swap_cluster_info *cluster_info; /* [nr_clusters] */
+	struct spinlock lock;     /* si->lock: the lists below and every
+				     cluster's prev/next/flags */
+	struct cluster_list free_clusters;
+	struct cluster_list full_clusters;
+	struct cluster_list discard_clusters;
+	struct cluster_list nonfull_clusters[NR_ORDERS];
+	struct cluster_list frag_clusters[NR_ORDERS];
+	struct pcpu_cursor *cursors; /* [nr_cpus] */
+	unsigned int nr_cpus;
+};
+
+/* One priority's devices. dev[] never changes after publication; readers[]
+ * is each CPU's mutable position in it (that CPU's per-CPU lock). */
+struct ring_reader {
+	uint32_t cursor; /* index in dev[] of the device in use */
+	uint32_t left;   /* allocations left before moving to the next */
+} __cacheline_aligned;
+
+struct prio_ring {
+	int prio;
+	unsigned int nr;
+	struct swap_device *dev[USWAP_MAX_DEVICES];
+	struct ring_reader *readers; /* [nr_cpus] */
+};
+
+/* Every ring, highest priority first; replaced as a whole on swapon and
+ * swapoff and published with RCU. */
+struct ring_set {
+	unsigned int nr;
+	struct prio_ring *rings[USWAP_MAX_DEVICES];
+};
+
+struct uswap_pcpu {
+	struct spinlock lock; /* the local_lock: held across one allocation */
+	struct pcpu_stats stats;
+} __cacheline_aligned;
+
+struct uswap {
+	unsigned int nr_cpus;
+	unsigned int ring_quota;
+	struct uswap_pcpu *pcpu;        /* [nr_cpus] */
+	struct ring_set *rings;         /* RCU; written under swapon_lock */
+	struct swap_device *devs[USWAP_MAX_DEVICES]; /* RCU; swapon_lock */
+	pthread_mutex_t swapon_lock;    /* swapon/swapoff, the global lock */
+	char rcu_hb;                    /* TSan happens-before token (rcu.h) */
+};
+
+/* Everything one allocation carries down: the CPU it locked. */
+struct alloc_ctx {
+	struct uswap *u;
+	unsigned int cpu;
+	struct pcpu_stats *st;
+};
+
+#endif /* USWAP_ALLOC_TYPES_H */

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+/*
+ * percpu.c - the thread's CPU index override, the spinlock slow path and
+ * the assertion reporter: the few out-of-line helpers of util/.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <uswap/uswap.h>
+
+#include "util/compiler.h"
+#include "util/lock.h"
+#include "util/percpu.h"
+
+_Thread_local int uswap_tls_cpu = -1;
+
+USWAP_API void uswap_thread_set_cpu(int cpu)
+{
+	uswap_tls_cpu = cpu < 0 ? -1 : cpu;
+}
+
+/* Spin on a plain load (no cache-line ping-pong), then yield: a preempted
+ * holder needs the CPU more than we do. */
+void spin_lock_wait(struct spinlock *l)
+{
+	unsigned int spins = 0;
+
+	for (;;) {
+		while (atomic_load_explicit(&l->locked, memory_order_relaxed)) {
+			if (++spins < 64)
+				__builtin_ia32_pause();
+			else
+				sched_yield();
+		}
+		if (!atomic_exchange_explicit(&l->locked, 1, memory_order_acquire))
+			return;
+	}
+}
+
+void uswap_assert_fail(const char *expr, const char *file, int line)
+{
+	fprintf(stderr, "uswap: assertion failed: %s (%s:%d)\n", expr, file, line);
+	abort();
+}

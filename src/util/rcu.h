@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rcu.h - the little of RCU the allocator uses, on liburcu's "bulletproof"
+ * flavour (urcu-bp): threads need no registration, which a library called
+ * from arbitrary threads requires.
+ *
+ * Pointers are published with a release store and read with an acquire
+ * load (a plain mov on x86), so ThreadSanitizer sees the publication. For
+ * reclamation TSan cannot see liburcu's grace period, so in TSan builds
+ * each read-side exit is a release on @hb and the writer acquires @hb
+ * after synchronize: the happens-before the grace period really provides.
+ */
+#ifndef USWAP_UTIL_RCU_H
+#define USWAP_UTIL_RCU_H
+
+#include <urcu/urcu-bp.h>
+
+#if defined(__SANITIZE_THREAD__)
+#define USWAP_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define USWAP_TSAN 1
+#endif
+#endif
+
+#ifdef USWAP_TSAN
+#include <sanitizer/tsan_interface.h>
+#define tsan_release(p) __tsan_release(p)
+#define tsan_acquire(p) __tsan_acquire(p)
+#else
+#define tsan_release(p) ((void)(p))
+#define tsan_acquire(p) ((void)(p))
+#endif
+
+#define rcu_publish(pp, v) __atomic_store_n((pp), (v), __ATOMIC_RELEASE)
+#define rcu_deref(p)       __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
+
+static inline void rcu_read_begin(void)
+{
+	urcu_bp_read_lock();
+}
+
+static inline void rcu_read_end(void *hb)
+{
+	tsan_release(hb);
+	urcu_bp_read_unlock();
+}
+
+/* rcu_wait_readers() - return once every read-side section that began
+ * before the call has ended. May sleep. */
+static inline void rcu_wait_readers(void *hb)
+{
+	urcu_bp_synchronize_rcu();
+	tsan_acquire(hb);
+}
+
+#endif /* USWAP_UTIL_RCU_H */
