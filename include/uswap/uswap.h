@@ -84,9 +84,11 @@ struct uswap_config {
 	/* Per-CPU arrays are sized by this (0 = the host's configured CPUs).
 	 * CPU ids from sched_getcpu() are taken modulo nr_cpus. */
 	unsigned int nr_cpus;
-	/* Allocations a CPU makes from one device of a priority ring before
+	/* Slots a CPU allocates from one device of a priority ring before
 	 * its reader moves to the next device (0 = USWAP_DEFAULT_RING_QUOTA;
-	 * docs/benchmarks.md says how the default was chosen). */
+	 * docs/benchmarks.md says how the default was chosen). Charged in
+	 * slots, so an order-k folio counts 2^k and mixed orders balance by
+	 * space (seed 5's per-CPU quota rotation). */
 	unsigned int ring_quota;
 };
 

@@ -6,9 +6,10 @@
  *
  * Each priority has a ring of its devices that never changes once
  * published. Each CPU keeps a reader into every ring and moves it to the
- * next device after `ring_quota` allocations, so equal-priority devices
+ * next device after `ring_quota` slots of allocations, so equal-priority devices
  * fill evenly (seed 4's round robin) while no two CPUs write the same
- * state. swapon and swapoff build a new ring set and publish it with RCU;
+ * state. The quota is charged in slots, not folios, so devices stay even
+ * by space when orders are mixed. swapon and swapoff build a new ring set and publish it with RCU;
  * a full device stays in its ring and is skipped (INUSE_FULL).
  */
 #include <stdlib.h>
@@ -135,15 +136,21 @@ int ring_alloc(struct alloc_ctx *ctx, struct prio_ring *r, unsigned int order,
 
 		if (!device_available(si))
 			continue; /* full or going away: masked, not removed */
-		any_room = true;
-		if (device_alloc(ctx, si, order, &off))
+		if (device_alloc(ctx, si, order, &off)) {
+			/* Room counts only if the device is still there: one
+			 * that filled up or began swapoff meanwhile is no
+			 * reason to split the folio. */
+			any_room |= device_available(si);
 			continue;
+		}
 		if (i) { /* the reader's device could not serve: move on */
 			rd->cursor = idx;
 			rd->left = quota;
 			stat_inc(&ctx->st->ring_advance);
 		}
-		rd->left--;
+		/* Charged in slots, so a mix of orders balances by space used:
+		 * one order-9 folio spends a whole quota of 64. */
+		rd->left = rd->left > (1u << order) ? rd->left - (1u << order) : 0;
 		*entry = uswap_entry((unsigned int)si->type, off);
 		return 0;
 	}

@@ -128,7 +128,7 @@ struct swap_device {
  * is each CPU's mutable position in it (that CPU's per-CPU lock). */
 struct ring_reader {
 	uint32_t cursor; /* index in dev[] of the device in use */
-	uint32_t left;   /* allocations left before moving to the next */
+	uint32_t left;   /* slots left to allocate before moving on */
 } __cacheline_aligned;
 
 struct prio_ring {
