@@ -90,6 +90,9 @@ void ring_set_free(struct ring_set *rs);
 int ring_alloc(struct alloc_ctx *ctx, struct prio_ring *r, unsigned int order,
 	       uswap_entry_t *entry);
 
+/* swap_map.c */
+void cluster_ext_free(struct swap_cluster_info *ci);
+
 /* stats.c */
 struct pcpu_stats *this_cpu_stats(struct uswap *u);
 

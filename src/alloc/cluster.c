@@ -248,8 +248,7 @@ void cluster_slots_freed(struct swap_device *si, struct swap_cluster_info *ci,
 	device_inuse_sub(si, nr);
 	stat_add(&st->free_slots, nr);
 	if (ci->count == 0) {
-		free(ci->ext); /* no slot can still hold a continued count */
-		ci->ext = NULL;
+		cluster_ext_free(ci); /* no slot can hold a continued count */
 		if (ci->flags != CLUSTER_FLAG_FREE && ci->flags != CLUSTER_FLAG_DISCARD)
 			cluster_move(si, ci, CLUSTER_FLAG_FREE, st);
 	} else if (ci->flags == CLUSTER_FLAG_FULL || ci->flags == CLUSTER_FLAG_FRAG) {

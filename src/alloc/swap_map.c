@@ -28,6 +28,22 @@ static bool cluster_has_continued(const uint8_t *map)
 	return false;
 }
 
+/* The side table pointer is also read, without ci->lock, by the metadata
+ * figure of uswap_device_info(): hence the atomic stores. */
+void cluster_ext_free(struct swap_cluster_info *ci)
+{
+	free(ci->ext);
+	__atomic_store_n(&ci->ext, NULL, __ATOMIC_RELAXED);
+}
+
+static bool cluster_ext_alloc(struct swap_cluster_info *ci)
+{
+	uint16_t *ext = ci->ext ? ci->ext : calloc(CLUSTER_SLOTS, sizeof(*ext));
+
+	__atomic_store_n(&ci->ext, ext, __ATOMIC_RELAXED);
+	return ext != NULL;
+}
+
 /* Store @count for the slot; the side table is allocated on first need and
  * freed when its last user drops back into the byte.
  * Return: 0, -ENOMEM (nothing changed). Context: ci->lock held. */
@@ -39,7 +55,7 @@ static int slot_set_count(struct swap_device *si, struct swap_cluster_info *ci,
 	uint8_t cache = *b & MAP_HAS_CACHE;
 
 	if (count > MAP_COUNT_MAX) {
-		if (!ci->ext && !(ci->ext = calloc(CLUSTER_SLOTS, sizeof(*ci->ext))))
+		if (!cluster_ext_alloc(ci))
 			return -ENOMEM;
 		ci->ext[ci_off] = (uint16_t)count;
 		*b = cache | MAP_CONTINUED;
@@ -48,10 +64,8 @@ static int slot_set_count(struct swap_device *si, struct swap_cluster_info *ci,
 	bool was_continued = *b & MAP_CONTINUED;
 
 	*b = cache | (uint8_t)count;
-	if (was_continued && !cluster_has_continued(si->swap_map + off - ci_off)) {
-		free(ci->ext);
-		ci->ext = NULL;
-	}
+	if (was_continued && !cluster_has_continued(si->swap_map + off - ci_off))
+		cluster_ext_free(ci);
 	return 0;
 }
 
