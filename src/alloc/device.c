@@ -135,12 +135,13 @@ static void setup_cluster_lists(struct swap_device *si)
 static struct swap_device *device_new(struct uswap *u, const struct uswap_swapon_args *a,
 				      int *err)
 {
-	struct swap_device *si = calloc(1, sizeof(*si));
+	struct swap_device *si = aligned_alloc(CACHELINE, sizeof(*si));
 	long pages;
 
 	*err = -ENOMEM;
 	if (!si)
 		return NULL;
+	memset(si, 0, sizeof(*si));
 	si->max = (uint32_t)a->nr_slots;
 	si->nr_clusters = (si->max + CLUSTER_SLOTS - 1) / CLUSTER_SLOTS;
 	si->nr_cpus = u->nr_cpus;

@@ -108,20 +108,24 @@ struct swap_device {
 	uint32_t max;             /* slots incl. header (nr_slots) */
 	uint32_t pages;           /* usable: max - 1 - bad */
 	uint32_t nr_clusters;
-	_Atomic uint64_t inuse;   /* see INUSE_FULL */
 	_Atomic bool writeok;     /* allocation allowed (SWP_WRITEOK); checked
 				     under ci->lock by every allocation */
 	uint8_t *swap_map;        /* nr_clusters * 512 bytes; ci->lock */
 	struct swap_cluster_info *cluster_info; /* [nr_clusters] */
-	struct spinlock lock;     /* si->lock: the lists below and every
-				     cluster's prev/next/flags */
+	struct pcpu_cursor *cursors; /* [nr_cpus] */
+	unsigned int nr_cpus;
+
+	/* Written on every allocation and free: its own cache line, so CPUs
+	 * sharing the device do not also bounce the read-mostly fields. */
+	_Atomic uint64_t inuse __cacheline_aligned; /* see INUSE_FULL */
+
+	struct spinlock lock __cacheline_aligned; /* si->lock: the lists below
+				     and every cluster's prev/next/flags */
 	struct cluster_list free_clusters;
 	struct cluster_list full_clusters;
 	struct cluster_list discard_clusters;
 	struct cluster_list nonfull_clusters[NR_ORDERS];
 	struct cluster_list frag_clusters[NR_ORDERS];
-	struct pcpu_cursor *cursors; /* [nr_cpus] */
-	unsigned int nr_cpus;
 };
 
 /* One priority's devices. dev[] never changes after publication; readers[]

@@ -13,7 +13,7 @@
 #include "util/lock.h"
 #include "util/percpu.h"
 
-_Thread_local int uswap_tls_cpu = -1;
+_Thread_local int uswap_tls_cpu __attribute__((tls_model("initial-exec"))) = -1;
 
 USWAP_API void uswap_thread_set_cpu(int cpu)
 {

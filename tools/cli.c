@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.c - argument parsing and error reporting shared by the subcommands.
+ *
+ * Every parser takes the whole string (no trailing junk, no empty input)
+ * and returns 0, -EINVAL (malformed) or -ERANGE (outside the bounds); the
+ * caller turns that into a usage error naming the option.
+ */
+#include "cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+/* strtoull() accepts "-1" and wraps it; refuse any sign for unsigned. */
+static int parse_u64_raw(const char *s, uint64_t *out, char **end)
+{
+	unsigned long long v;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	uint64_t v;
+	char *end;
+	int err;
+
+	err = parse_u64_raw(s, &v, &end);
+	if (err)
+		return err;
+	if (*end != '\0')
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_uint(const char *s, unsigned int min, unsigned int max,
+		   unsigned int *out)
+{
+	uint64_t v;
+	int err;
+
+	err = cli_parse_u64(s, min, max, &v);
+	if (!err)
+		*out = (unsigned int)v;
+	return err;
+}
+
+/* One signed decimal at @s, ending at *@end. */
+static int parse_long_raw(const char *s, long *out, char **end)
+{
+	long v;
+
+	if (*s == '\0' || isspace((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, end, 10);
+	if (*end == s)
+		return -EINVAL;
+	if (errno == ERANGE)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_int(const char *s, int min, int max, int *out)
+{
+	char *end;
+	long v;
+	int err;
+
+	err = parse_long_raw(s, &v, &end);
+	if (err)
+		return err;
+	if (*end != '\0')
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = (int)v;
+	return 0;
+}
+
+/* The shift of a binary unit suffix ("", "K", "KiB", "kb", "M", ...). */
+static int size_suffix_shift(const char *suffix)
+{
+	static const char units[] = "KMGT";
+	const char *unit;
+
+	if (*suffix == '\0' || !strcasecmp(suffix, "b"))
+		return 0;
+	unit = strchr(units, toupper((unsigned char)*suffix));
+	if (!unit)
+		return -EINVAL;
+	suffix++;
+	if (*suffix != '\0' && strcasecmp(suffix, "b") && strcasecmp(suffix, "ib"))
+		return -EINVAL;
+	return 10 * (int)(unit - units + 1);
+}
+
+int cli_parse_size(const char *s, uint64_t *bytes)
+{
+	uint64_t v;
+	char *end;
+	int shift, err;
+
+	err = parse_u64_raw(s, &v, &end);
+	if (err)
+		return err;
+	shift = size_suffix_shift(end);
+	if (shift < 0)
+		return shift;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*bytes = v << shift;
+	return 0;
+}
+
+int cli_parse_seconds(const char *s, double *seconds)
+{
+	char *end;
+	double v;
+
+	if (*s == '\0' || isspace((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end != '\0')
+		return -EINVAL;
+	if (errno == ERANGE || !isfinite(v) || v <= 0.0)
+		return -ERANGE;
+	*seconds = v;
+	return 0;
+}
+
+int cli_parse_int_list(const char *s, int min, int max, int *vals, int cap)
+{
+	int nr = 0;
+
+	for (;;) {
+		char *end;
+		long v;
+		int err;
+
+		err = parse_long_raw(s, &v, &end);
+		if (err)
+			return err;
+		if (*end != ',' && *end != '\0')
+			return -EINVAL;
+		if (v < min || v > max || nr == cap)
+			return -ERANGE;
+		vals[nr++] = (int)v;
+		if (*end == '\0')
+			return nr;
+		s = end + 1;
+	}
+}
+
+static void vreport(const char *cmd, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "uswap%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(cmd, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try 'uswap%s%s --help' for more information.\n",
+		cmd ? " " : "", cmd ? cmd : "");
+	return CLI_EXIT_USAGE;
+}
+
+int cli_runtime_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(cmd, fmt, ap);
+	va_end(ap);
+	return CLI_EXIT_RUNTIME;
+}
+
+const char *cli_errno_name(int err)
+{
+	const char *name = err < 0 ? strerrorname_np(-err) : NULL;
+
+	return name ? name : "unknown error";
+}
+
+uint64_t cli_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h - helpers shared by the uswap subcommands.
+ *
+ * Declarations are grouped by the file that defines them: cli.c parses
+ * arguments and reports errors with the CLI's exit codes, json.c writes
+ * one JSON document to a stream. Parsers return 0 or -EINVAL / -ERANGE
+ * and never print; the caller names the option in its message.
+ */
+#ifndef USWAP_TOOLS_CLI_H
+#define USWAP_TOOLS_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes of every subcommand. */
+#define CLI_EXIT_OK      0
+#define CLI_EXIT_RUNTIME 1 /* the run failed (library error, no memory) */
+#define CLI_EXIT_USAGE   2 /* bad command line: nothing was run */
+
+/* One subcommand: argv[0] is its own name; returns an exit code. */
+typedef int (*cli_cmd_fn)(int argc, char **argv);
+
+/* ------------------------------------------------------------------------
+ * cli.c
+ * ---------------------------------------------------------------------- */
+
+/* Parse a decimal integer in [min, max]; no sign for unsigned values. */
+int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+int cli_parse_uint(const char *s, unsigned int min, unsigned int max,
+		   unsigned int *out);
+int cli_parse_int(const char *s, int min, int max, int *out);
+
+/*
+ * cli_parse_size() - a byte count with an optional binary suffix:
+ * "4096", "64K", "64M", "1G", "2T" (K/M/G/T are powers of 1024; "KiB",
+ * "MB" and lower case are accepted too).
+ */
+int cli_parse_size(const char *s, uint64_t *bytes);
+
+/* A positive, finite number of seconds: "2", "0.5". */
+int cli_parse_seconds(const char *s, double *seconds);
+
+/*
+ * cli_parse_int_list() - "a,b,c" of integers in [min, max].
+ * Return: the number of values stored in @vals (1..@cap), -EINVAL on a
+ * malformed list, -ERANGE on a value out of range or more than @cap.
+ */
+int cli_parse_int_list(const char *s, int min, int max, int *vals, int cap);
+
+/*
+ * cli_usage_error() - print "uswap <cmd>: <message>" and a hint to use
+ * --help on stderr. Return: CLI_EXIT_USAGE, to be returned by the caller.
+ */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * cli_runtime_error() - print "uswap <cmd>: <message>" on stderr.
+ * Return: CLI_EXIT_RUNTIME.
+ */
+int cli_runtime_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Human-readable name of a negative errno from the library ("ENOSPC"). */
+const char *cli_errno_name(int err);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t cli_now_ns(void);
+
+/* ------------------------------------------------------------------------
+ * json.c: a streaming writer; keys are ignored inside arrays
+ * ---------------------------------------------------------------------- */
+
+#define CLI_JSON_MAX_DEPTH 16
+
+struct cli_json {
+	FILE *out;
+	int depth;                             /* open containers */
+	bool has_member[CLI_JSON_MAX_DEPTH];   /* a comma is due before the next */
+	bool is_inline[CLI_JSON_MAX_DEPTH];    /* members on one line */
+};
+
+void cli_json_init(struct cli_json *j, FILE *out);
+/* @key is NULL for the top-level value and inside arrays. @inline_
+ * prints the container's members on one line. */
+void cli_json_object_open(struct cli_json *j, const char *key, bool inline_);
+void cli_json_object_close(struct cli_json *j);
+void cli_json_array_open(struct cli_json *j, const char *key, bool inline_);
+void cli_json_array_close(struct cli_json *j);
+void cli_json_u64(struct cli_json *j, const char *key, uint64_t v);
+void cli_json_i64(struct cli_json *j, const char *key, int64_t v);
+/* Non-finite values (no measurement) are written as null. */
+void cli_json_double(struct cli_json *j, const char *key, double v);
+void cli_json_string(struct cli_json *j, const char *key, const char *s);
+void cli_json_bool(struct cli_json *j, const char *key, bool v);
+/* Ends the document with a newline; every container must be closed. */
+void cli_json_finish(struct cli_json *j);
+
+#endif /* USWAP_TOOLS_CLI_H */
