@@ -120,7 +120,7 @@ static uint32_t steal_from_list(struct alloc_ctx *ctx, struct swap_device *si,
 	return 0;
 }
 
-/* Last resort for order 0 while the device still counts free slots: they
+/* Last resort for order 0 while the device is not marked full: free slots
  * sit in clusters the lists did not offer (other CPUs' current clusters, a
  * frag[0] cluster beyond the one tried). Visit every cluster; this runs
  * only when a device is all but full, so its cost is bounded by fullness. */
@@ -130,7 +130,7 @@ static uint32_t steal_any(struct alloc_ctx *ctx, struct swap_device *si)
 		struct swap_cluster_info *ci = &si->cluster_info[i];
 		uint32_t off = 0;
 
-		if (device_inuse(si) >= si->pages)
+		if (device_full(si))
 			return 0;
 		ci_lock(ci, ctx->st);
 		if (ci->flags != CLUSTER_FLAG_FREE && ci->flags != CLUSTER_FLAG_DISCARD &&

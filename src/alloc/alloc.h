@@ -62,22 +62,22 @@ struct cluster_list *cluster_list_of(struct swap_device *si,
 /* device.c */
 struct swap_device *device_lookup(struct uswap *u, uswap_entry_t entry,
 				  uint32_t *offset);
-void device_inuse_add(struct swap_device *si, unsigned int nr);
-void device_inuse_sub(struct swap_device *si, unsigned int nr);
+void device_cluster_filled(struct swap_device *si);
+void device_cluster_unfilled(struct swap_device *si);
+uint64_t device_inuse(struct swap_device *si, struct pcpu_stats *st);
 void device_free(struct swap_device *si);
 void global_lock(struct uswap *u);
 void global_unlock(struct uswap *u);
 
-static inline uint64_t device_inuse(struct swap_device *si)
+static inline bool device_full(struct swap_device *si)
 {
-	return atomic_load_explicit(&si->inuse, memory_order_relaxed) & ~INUSE_FULL;
+	return atomic_load_explicit(&si->nr_full, memory_order_relaxed) & DEVICE_FULL;
 }
 
 /* device_available() - may the ring readers try @si? */
 static inline bool device_available(struct swap_device *si)
 {
-	return !(atomic_load_explicit(&si->inuse, memory_order_relaxed) & INUSE_FULL) &&
-	       atomic_load_explicit(&si->writeok, memory_order_relaxed);
+	return !device_full(si) && atomic_load_explicit(&si->writeok, memory_order_relaxed);
 }
 
 /* alloc.c */

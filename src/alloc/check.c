@@ -80,10 +80,12 @@ static void check_lists(struct checker *c)
 }
 
 /* Counts: each cluster's count equals its non-free bytes, the device's
- * inuse equals its slots held by owners, fill level agrees with the flag. */
-static void check_counts(struct checker *c)
+ * in-use figure equals the slots held by owners, the full-cluster count
+ * and the FULL mark agree with the clusters, fill level with the flag. */
+static void check_counts(struct checker *c, struct pcpu_stats *st)
 {
 	struct swap_device *si = c->si;
+	uint32_t nr_full = 0, mark = atomic_load(&si->nr_full);
 	uint64_t inuse = 0;
 
 	for (uint32_t i = 0; i < si->nr_clusters; i++) {
@@ -96,6 +98,7 @@ static void check_counts(struct checker *c)
 			inuse += map[s] && map[s] != MAP_BAD;
 			continued += (map[s] & MAP_CONTINUED) && map[s] != MAP_BAD;
 		}
+		nr_full += ci->count == CLUSTER_SLOTS;
 		if (used != ci->count)
 			bad(c, "cluster %u count %u but %u slots used", i, ci->count, used);
 		if (continued && !ci->ext)
@@ -106,12 +109,14 @@ static void check_counts(struct checker *c)
 		if (ci->flags == CLUSTER_FLAG_FULL && ci->count != CLUSTER_SLOTS)
 			bad(c, "cluster %u on the full list with count %u", i, ci->count);
 	}
-	if (inuse != device_inuse(c->si))
-		bad(c, "inuse %llu but %llu slots in use", (unsigned long long)device_inuse(si),
-		    (unsigned long long)inuse);
-	if ((atomic_load(&si->inuse) & INUSE_FULL) && device_inuse(si) != si->pages)
-		bad(c, "marked full with %llu of %u slots in use",
-		    (unsigned long long)device_inuse(si), si->pages);
+	if (inuse != device_inuse(si, st))
+		bad(c, "inuse %llu but %llu slots in use",
+		    (unsigned long long)device_inuse(si, st), (unsigned long long)inuse);
+	if ((mark & ~DEVICE_FULL) != nr_full)
+		bad(c, "%u full clusters counted, %u recorded", nr_full, mark & ~DEVICE_FULL);
+	if (!!(mark & DEVICE_FULL) != (nr_full == si->nr_clusters))
+		bad(c, "FULL mark %s with %u of %u clusters full",
+		    mark & DEVICE_FULL ? "set" : "clear", nr_full, si->nr_clusters);
 }
 
 USWAP_API int uswap_check(struct uswap *u)
@@ -125,7 +130,7 @@ USWAP_API int uswap_check(struct uswap *u)
 		if (!c.si)
 			continue;
 		check_lists(&c);
-		check_counts(&c);
+		check_counts(&c, this_cpu_stats(u));
 		errors += c.errors;
 	}
 	global_unlock(u);

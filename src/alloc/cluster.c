@@ -227,7 +227,8 @@ uint32_t cluster_alloc_range(struct swap_device *si, struct swap_cluster_info *c
 	if (ci->count == 0)
 		ci->order = (uint8_t)order;
 	ci->count = (uint16_t)(ci->count + nr);
-	device_inuse_add(si, nr);
+	if (ci->count == CLUSTER_SLOTS)
+		device_cluster_filled(si);
 	return off;
 }
 
@@ -244,8 +245,9 @@ void cluster_slots_freed(struct swap_device *si, struct swap_cluster_info *ci,
 {
 	lock_assert_held(&ci->lock);
 	uswap_assert(ci->count >= nr);
+	if (ci->count == CLUSTER_SLOTS)
+		device_cluster_unfilled(si);
 	ci->count = (uint16_t)(ci->count - nr);
-	device_inuse_sub(si, nr);
 	stat_add(&st->free_slots, nr);
 	if (ci->count == 0) {
 		cluster_ext_free(ci); /* no slot can hold a continued count */

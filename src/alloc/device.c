@@ -14,22 +14,44 @@
 #include "alloc/alloc.h"
 #include "util/rcu.h"
 
-/* swap_range_alloc()/swap_usage_add(): the FULL mark is set only by a CAS
- * from exactly `pages`, so it can never cover a device with a free slot. */
-void device_inuse_add(struct swap_device *si, unsigned int nr)
+/* A cluster's count reached CLUSTER_SLOTS (swap_usage_add()'s role). The
+ * FULL mark is set only by a CAS from exactly nr_clusters, so it can never
+ * cover a device with a free slot; a racing unfill makes the CAS fail.
+ * Context: ci->lock held (the count change and this call are one step). */
+void device_cluster_filled(struct swap_device *si)
 {
-	uint64_t v = atomic_fetch_add_explicit(&si->inuse, nr, memory_order_relaxed) + nr;
+	uint32_t v = atomic_fetch_add(&si->nr_full, 1) + 1;
 
-	if (v == si->pages)
-		atomic_compare_exchange_strong(&si->inuse, &v, v | INUSE_FULL);
+	if (v == si->nr_clusters)
+		atomic_compare_exchange_strong(&si->nr_full, &v, v | DEVICE_FULL);
 }
 
-void device_inuse_sub(struct swap_device *si, unsigned int nr)
+/* A full cluster lost a slot (swap_usage_sub()). Context: ci->lock held. */
+void device_cluster_unfilled(struct swap_device *si)
 {
-	uint64_t v = atomic_fetch_sub_explicit(&si->inuse, nr, memory_order_relaxed);
+	uint32_t v = atomic_fetch_sub(&si->nr_full, 1);
 
-	if (v & INUSE_FULL)
-		atomic_fetch_and(&si->inuse, ~INUSE_FULL);
+	if (v & DEVICE_FULL)
+		atomic_fetch_and(&si->nr_full, ~DEVICE_FULL);
+}
+
+/*
+ * device_inuse() - slots handed out on @si: the sum of the cluster counts,
+ * less the reserved slots. Exact when nothing runs concurrently; a moving
+ * snapshot otherwise. O(clusters): for reports and swapoff, not hot paths.
+ */
+uint64_t device_inuse(struct swap_device *si, struct pcpu_stats *st)
+{
+	uint64_t used = 0;
+
+	for (uint32_t i = 0; i < si->nr_clusters; i++) {
+		struct swap_cluster_info *ci = &si->cluster_info[i];
+
+		ci_lock(ci, st);
+		used += ci->count;
+		ci_unlock(ci);
+	}
+	return used - si->nr_reserved;
 }
 
 /*
@@ -100,6 +122,7 @@ static long setup_bad_slots(struct swap_device *si, const struct uswap_swapon_ar
 	for (uint32_t off = 0; off < end; off++)
 		if (si->swap_map[off])
 			si->cluster_info[off / CLUSTER_SLOTS].count++;
+	si->nr_reserved = end - (uint32_t)pages;
 	return pages;
 }
 
@@ -124,6 +147,7 @@ static void setup_cluster_lists(struct swap_device *si)
 		} else if (ci->count == CLUSTER_SLOTS) {
 			ci->flags = CLUSTER_FLAG_FULL;
 			l = &si->full_clusters;
+			atomic_fetch_add(&si->nr_full, 1); /* never all: pages > 0 */
 		} else {
 			ci->flags = CLUSTER_FLAG_NONFULL;
 			l = &si->nonfull_clusters[0];
@@ -237,7 +261,7 @@ USWAP_API int uswap_swapoff(struct uswap *u, int type)
 		return -ENOENT;
 	global_lock(u);
 	si = u->devs[type];
-	err = !si ? -ENOENT : device_inuse(si) ? -EBUSY : 0;
+	err = !si ? -ENOENT : device_inuse(si, this_cpu_stats(u)) ? -EBUSY : 0;
 	if (err)
 		goto out;
 	/* Clear writeok before the rebuild: an allocator that still reaches
@@ -249,7 +273,7 @@ USWAP_API int uswap_swapoff(struct uswap *u, int type)
 		atomic_store(&si->writeok, true);
 		goto out;
 	}
-	if (device_inuse(si)) { /* an allocation won the race */
+	if (device_inuse(si, this_cpu_stats(u))) { /* an allocation won the race */
 		device_reenable(u, si);
 		err = -EBUSY;
 		goto out;

@@ -10,7 +10,7 @@
  * fill evenly (seed 4's round robin) while no two CPUs write the same
  * state. The quota is charged in slots, not folios, so devices stay even
  * by space when orders are mixed. swapon and swapoff build a new ring set and publish it with RCU;
- * a full device stays in its ring and is skipped (INUSE_FULL).
+ * a full device stays in its ring and is skipped (DEVICE_FULL).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -63,7 +63,7 @@ static void fill_info(struct swap_device *si, struct uswap_device_info *info,
 	snprintf(info->name, sizeof(info->name), "%s", si->name);
 	info->nr_slots = si->max;
 	info->pages = si->pages;
-	info->inuse = device_inuse(si);
+	info->inuse = device_inuse(si, st);
 	info->size_kb = info->pages * (USWAP_PAGE_SIZE / 1024);
 	info->used_kb = info->inuse * (USWAP_PAGE_SIZE / 1024);
 	info->nr_clusters = si->nr_clusters;

@@ -96,10 +96,12 @@ struct pcpu_cursor {
 				     per-CPU lock */
 } __cacheline_aligned;
 
-/* inuse: slots handed out; bit INUSE_FULL set (only by a CAS from exactly
- * `pages`) while the device is full, so ring readers skip it
- * (SWAP_USAGE_OFFLIST_BIT's role). */
-#define INUSE_FULL (UINT64_C(1) << 40)
+/* nr_full: clusters with all 512 slots used; bit DEVICE_FULL is set (only
+ * by a CAS from exactly nr_clusters) while every cluster is, so ring
+ * readers skip the device (SWAP_USAGE_OFFLIST_BIT's role, moved from the
+ * slot count to the full-cluster count: it changes once per cluster, not
+ * once per slot, so no shared counter is written on the fast path). */
+#define DEVICE_FULL (UINT32_C(1) << 31)
 
 struct swap_device {
 	int type;                 /* index in uswap->devs[] */
@@ -115,9 +117,12 @@ struct swap_device {
 	struct pcpu_cursor *cursors; /* [nr_cpus] */
 	unsigned int nr_cpus;
 
-	/* Written on every allocation and free: its own cache line, so CPUs
-	 * sharing the device do not also bounce the read-mostly fields. */
-	_Atomic uint64_t inuse __cacheline_aligned; /* see INUSE_FULL */
+	uint32_t nr_reserved;     /* header + bad + padding slots: counted in
+				     cluster counts, never handed out */
+
+	/* Written when a cluster fills or stops being full: its own cache
+	 * line, away from the read-mostly fields above. */
+	_Atomic uint32_t nr_full __cacheline_aligned; /* see DEVICE_FULL */
 
 	struct spinlock lock __cacheline_aligned; /* si->lock: the lists below
 				     and every cluster's prev/next/flags */
