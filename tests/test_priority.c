@@ -332,6 +332,7 @@ static void test_equal_priority_devices_stay_balanced(void **state)
 		sum += inuse;
 	}
 	t_eq_u64(sum, BAL_ALLOCS);
+	printf("# balance: used max/min = %.4f\n", min ? (double)max / (double)min : 0.0);
 	if (min == 0 || (double)max / (double)min > 1.05)
 		fail_msg("used max/min = %llu/%llu, expected <= 1.05",
 			 (unsigned long long)max, (unsigned long long)min);
