@@ -99,7 +99,8 @@ struct uswap_config {
  * @cfg: settings, or NULL for all defaults. Copied.
  * @out: receives the new instance; the caller owns it and frees it with
  *       uswap_destroy().
- * Return: 0, -EINVAL (nr_cpus > USWAP_MAX_CPUS), -ENOMEM.
+ * Return: 0, -EINVAL (@out NULL, nr_cpus > USWAP_MAX_CPUS), -ENOMEM.
+ * Thread-safety: any thread; instances are independent.
  */
 USWAP_API int uswap_create(const struct uswap_config *cfg, struct uswap **out);
 
@@ -142,10 +143,16 @@ struct uswap_swapon_args {
  * Slot 0 holds the header and every bad slot is marked USWAP map BAD; they
  * are never handed out. The device joins the ring of its priority; the new
  * ring is published with RCU, so allocators never see a half-built ring.
- * Return: the device type (0..31) on success; -EINVAL (nr_slots outside the
- * range above, prio outside -1..32767, flags set, a bad slot of 0 or past
- * the end), -EMFILE (all 32 types in use), -ENOSPC (every usable slot bad),
- * -ENOMEM. On error nothing changed.
+ * The lowest free type is used, as the kernel reuses swap_info[] slots.
+ * Free clusters go on the free list in ascending order (seed "remove
+ * contention workaround for swap cache"); clusters holding a bad slot
+ * start on nonfull[0], as setup_clusters() does.
+ * Return: the device type (0..31) on success; -EINVAL (@args NULL, nr_slots
+ * outside the range above, prio outside -1..32767, flags set, a bad slot of
+ * 0, past the end or listed twice), -EMFILE (all 32 types in use; the
+ * kernel says -EPERM), -ENOSPC (every usable slot bad), -ENOMEM. On error
+ * nothing changed.
+ * Context: may sleep (an RCU grace period); serialised with swapoff.
  */
 USWAP_API int uswap_swapon(struct uswap *u, const struct uswap_swapon_args *args);
 
@@ -154,9 +161,11 @@ USWAP_API int uswap_swapon(struct uswap *u, const struct uswap_swapon_args *args
  * The device first leaves its ring (new ring published, grace period
  * waited), then every allocator that could still see it is waited out, so
  * once this returns no slot on @type is handed out again.
- * Return: 0; -ENOENT (@type not swapped on); -EBUSY (slots in use: the
- * device is put back exactly as it was). Slot owners that can migrate data
- * come with the swap path (later issues).
+ * This is the kernel's swapoff order (clear SWP_WRITEOK, leave the avail
+ * list, wait for allocators) with the RFC's ring republication (seed 5).
+ * Return: 0; -ENOENT (@type not swapped on, or outside 0..31); -EBUSY
+ * (slots in use: the device is put back exactly as it was). Moving used
+ * slots away through an owner callback comes with the swap path.
  * Context: may sleep; serialised with swapon by the instance's swapon lock.
  */
 USWAP_API int uswap_swapoff(struct uswap *u, int type);
@@ -193,15 +202,22 @@ USWAP_API int uswap_alloc(struct uswap *u, unsigned int order, uswap_entry_t *en
  * uswap_put_folio() - drop the HAS_CACHE pin of the 2^@order slots that
  * start at @entry (put_swap_folio()); slots left with no count are freed.
  * All slots lie in one cluster, so this is one cluster-lock round trip.
+ * Freed slots are filed at once: a cluster that empties goes to the free
+ * list (so order 9 can use it), a full or frag one to nonfull.
  * Return: 0; -EINVAL (bad type/offset, misaligned, order > 9); -ENOENT (a
  * slot is not pinned by the cache: nothing changed; counted in bad_free).
+ * Context: any thread; takes one cluster lock, maybe a device list lock.
  */
 USWAP_API int uswap_put_folio(struct uswap *u, uswap_entry_t entry, unsigned int order);
 
 /*
  * uswap_dup() - add one reference to an in-use slot (swap_duplicate()).
+ * Counts past 62 move to a per-cluster side table (count continuation's
+ * role; the newest kernel's extend_table), allocated on first need.
  * Return: 0; -EINVAL (bad entry); -ENOENT (slot free or BAD);
- * -EOVERFLOW (count already USWAP_COUNT_MAX; unchanged).
+ * -EOVERFLOW (count already USWAP_COUNT_MAX; unchanged); -ENOMEM (the side
+ * table could not be allocated; unchanged).
+ * Context: any thread; takes one cluster lock.
  */
 USWAP_API int uswap_dup(struct uswap *u, uswap_entry_t entry);
 
@@ -210,8 +226,10 @@ USWAP_API int uswap_dup(struct uswap *u, uswap_entry_t entry);
  * (swap_free_nr()); slots left with no count and no cache pin are freed.
  * The range must lie inside one cluster (one lock round trip).
  * Return: 0; -EINVAL (bad entry, nr 0, range crosses a cluster); -ENOENT
- * (a slot has no reference: nothing changed; reported once on stderr and
- * counted in bad_free).
+ * (a slot has no reference: nothing changed; reported once per process on
+ * stderr, as the kernel's "Unused swap offset entry", and counted in
+ * bad_free).
+ * Context: any thread; takes one cluster lock, maybe a device list lock.
  */
 USWAP_API int uswap_free(struct uswap *u, uswap_entry_t entry, unsigned int nr);
 
@@ -219,6 +237,7 @@ USWAP_API int uswap_free(struct uswap *u, uswap_entry_t entry, unsigned int nr);
  * uswap_cache_pin() - set the HAS_CACHE pin on an in-use slot
  * (swapcache_prepare(): whoever succeeds owns the swap-in).
  * Return: 0; -EINVAL; -ENOENT (slot free or BAD); -EEXIST (already pinned).
+ * Context: any thread; takes one cluster lock.
  */
 USWAP_API int uswap_cache_pin(struct uswap *u, uswap_entry_t entry);
 
@@ -274,7 +293,8 @@ struct uswap_stats {
  * uswap_stats_get() - sum the per-CPU counters into @st.
  * @st->size must be set by the caller to sizeof(*st) (older, smaller
  * structs are filled up to their size).
- * Return: 0; -EINVAL (size too small to hold the header).
+ * Return: 0; -EINVAL (@st NULL or size too small to hold the header).
+ * Context: any thread, while allocation runs; takes no lock.
  */
 USWAP_API int uswap_stats_get(struct uswap *u, struct uswap_stats *st);
 
@@ -299,15 +319,21 @@ struct uswap_device_info {
 };
 
 /*
- * uswap_device_info() - snapshot one device.
- * Return: 0; -ENOENT (@type not swapped on).
+ * uswap_device_info() - snapshot one device. inuse sums the cluster counts
+ * (O(clusters) cluster-lock round trips), so it is exact when nothing runs
+ * and a moving snapshot otherwise.
+ * Return: 0; -ENOENT (@type not swapped on, or @info NULL).
+ * Context: any thread; takes the swapon lock (waits for swapon/swapoff).
  */
 USWAP_API int uswap_device_info(struct uswap *u, int type, struct uswap_device_info *info);
 
 /*
  * uswap_swaps() - print the /proc/swaps-style table (Filename, Type, Size,
  * Used, Priority; sizes in KiB) of every device to @out.
+ * The columns are those of the kernel's swap_show(), padded with spaces; Size and
+ * Used in KiB, Type "partition" for every device for now.
  * Return: number of devices printed.
+ * Context: any thread, while allocation runs.
  */
 USWAP_API int uswap_swaps(struct uswap *u, FILE *out);
 
