@@ -66,6 +66,11 @@ void device_cluster_filled(struct swap_device *si);
 void device_cluster_unfilled(struct swap_device *si);
 uint64_t device_inuse(struct swap_device *si, struct pcpu_stats *st);
 void device_free(struct swap_device *si);
+int device_swapon(struct uswap *u, const struct uswap_swapon_args *args,
+		  void *backend, void (*backend_close)(void *), bool is_file);
+int device_disable(struct uswap *u, struct swap_device *si);
+void device_reenable(struct uswap *u, struct swap_device *si);
+void device_remove(struct uswap *u, struct swap_device *si);
 void global_lock(struct uswap *u);
 void global_unlock(struct uswap *u);
 
@@ -92,6 +97,25 @@ int ring_alloc(struct alloc_ctx *ctx, struct prio_ring *r, unsigned int order,
 
 /* swap_map.c */
 void cluster_ext_free(struct swap_cluster_info *ci);
+unsigned int slot_count(const struct swap_cluster_info *ci, uint8_t b, uint32_t ci_off);
+int slot_set_count(struct swap_device *si, struct swap_cluster_info *ci,
+		   uint32_t off, unsigned int count);
+struct swap_device *lock_range(struct uswap *u, uswap_entry_t entry,
+			       unsigned int nr, struct pcpu_stats *st,
+			       uint32_t *off, struct swap_cluster_info **ci);
+int put_range(struct swap_device *si, struct swap_cluster_info *ci,
+	      uint32_t off, unsigned int nr, bool cache, struct pcpu_stats *st);
+void slots_mark_bad(struct swap_device *si, struct swap_cluster_info *ci,
+		    uint32_t off, unsigned int nr);
+
+static inline bool slot_in_use(uint8_t b)
+{
+	return b && b != MAP_BAD;
+}
+
+/* swap/cache.c (the one call from alloc/ up into swap/: device teardown
+ * must free the swap cache tables hanging off the clusters) */
+void scache_release_cluster(struct swap_cluster_info *ci);
 
 /* stats.c */
 struct pcpu_stats *this_cpu_stats(struct uswap *u);

@@ -51,7 +51,9 @@ uint64_t device_inuse(struct swap_device *si, struct pcpu_stats *st)
 		used += ci->count;
 		ci_unlock(ci);
 	}
-	return used - si->nr_reserved;
+	/* Reserved slots (header, bad, padding) are in the counts too. */
+	return used - ((uint64_t)si->nr_clusters * CLUSTER_SLOTS -
+		       atomic_load_explicit(&si->pages, memory_order_relaxed));
 }
 
 /*
@@ -75,6 +77,11 @@ void device_free(struct swap_device *si)
 {
 	if (!si)
 		return;
+	if (si->backend)
+		si->backend_close(si->backend);
+	if (si->cluster_info) /* the swap cache's tables (teardown only) */
+		for (uint32_t i = 0; i < si->nr_clusters; i++)
+			scache_release_cluster(&si->cluster_info[i]);
 	if (si->cluster_info)
 		for (uint32_t i = 0; i < si->nr_clusters; i++)
 			free(si->cluster_info[i].ext);
@@ -122,7 +129,6 @@ static long setup_bad_slots(struct swap_device *si, const struct uswap_swapon_ar
 	for (uint32_t off = 0; off < end; off++)
 		if (si->swap_map[off])
 			si->cluster_info[off / CLUSTER_SLOTS].count++;
-	si->nr_reserved = end - (uint32_t)pages;
 	return pages;
 }
 
@@ -204,7 +210,14 @@ void global_unlock(struct uswap *u)
 	pthread_mutex_unlock(&u->swapon_lock);
 }
 
-USWAP_API int uswap_swapon(struct uswap *u, const struct uswap_swapon_args *args)
+/*
+ * device_swapon() - uswap_swapon() without the backend handling, which is
+ * the swap layer's (src/swap/swapon.c): @backend is kept opaque, closed
+ * with @backend_close when the device goes (or here, if swapon fails after
+ * taking it). Return: as uswap_swapon().
+ */
+int device_swapon(struct uswap *u, const struct uswap_swapon_args *args,
+		  void *backend, void (*backend_close)(void *), bool is_file)
 {
 	struct swap_device *si;
 	int type, err = check_swapon_args(args);
@@ -235,6 +248,11 @@ USWAP_API int uswap_swapon(struct uswap *u, const struct uswap_swapon_args *args
 		rcu_wait_readers(&u->rcu_hb);
 		goto fail;
 	}
+	/* Only now the device owns the backend: a failed swapon leaves it
+	 * with the caller, as the API promises. */
+	si->backend = backend;
+	si->backend_close = backend_close;
+	si->backend_is_file = is_file;
 	global_unlock(u);
 	return type;
 fail:
@@ -243,8 +261,27 @@ fail:
 	return err;
 }
 
-/* Put a device back after a refused swapoff: exactly as it was. */
-static void device_reenable(struct uswap *u, struct swap_device *si)
+/*
+ * device_disable() - stop allocation on @si: clear writeok, publish rings
+ * without it and wait a grace period. An allocator that still reaches the
+ * device through the old ring is refused under ci->lock, and every
+ * allocation (and every swap-out, which runs in one read section) that
+ * began before is over when this returns.
+ * Return: 0 or -ENOMEM (nothing changed). Context: u->swapon_lock held.
+ */
+int device_disable(struct uswap *u, struct swap_device *si)
+{
+	int err;
+
+	atomic_store(&si->writeok, false);
+	err = ring_set_rebuild(u);
+	if (err)
+		atomic_store(&si->writeok, true);
+	return err;
+}
+
+/* Put a disabled device back, exactly as it was. Context: swapon_lock. */
+void device_reenable(struct uswap *u, struct swap_device *si)
 {
 	atomic_store(&si->writeok, true);
 	while (ring_set_rebuild(u))
@@ -252,36 +289,11 @@ static void device_reenable(struct uswap *u, struct swap_device *si)
 			  si->name);
 }
 
-USWAP_API int uswap_swapoff(struct uswap *u, int type)
+/* Unpublish and free a disabled, empty device once no lookup can still
+ * see it. Context: u->swapon_lock held. */
+void device_remove(struct uswap *u, struct swap_device *si)
 {
-	struct swap_device *si;
-	int err;
-
-	if (type < 0 || type >= USWAP_MAX_DEVICES)
-		return -ENOENT;
-	global_lock(u);
-	si = u->devs[type];
-	err = !si ? -ENOENT : device_inuse(si, this_cpu_stats(u)) ? -EBUSY : 0;
-	if (err)
-		goto out;
-	/* Clear writeok before the rebuild: an allocator that still reaches
-	 * the device through the old ring is refused under ci->lock, and the
-	 * rebuild's grace period waits for every such allocator. */
-	atomic_store(&si->writeok, false);
-	err = ring_set_rebuild(u);
-	if (err) {
-		atomic_store(&si->writeok, true);
-		goto out;
-	}
-	if (device_inuse(si, this_cpu_stats(u))) { /* an allocation won the race */
-		device_reenable(u, si);
-		err = -EBUSY;
-		goto out;
-	}
-	rcu_publish(&u->devs[type], NULL);
-	rcu_wait_readers(&u->rcu_hb); /* entry lookups (free, dup) are done */
+	rcu_publish(&u->devs[si->type], NULL);
+	rcu_wait_readers(&u->rcu_hb); /* entry lookups (free, dup, swap-in) */
 	device_free(si);
-out:
-	global_unlock(u);
-	return err;
 }

@@ -14,7 +14,7 @@
 #include "alloc/alloc.h"
 #include "util/rcu.h"
 
-static unsigned int slot_count(const struct swap_cluster_info *ci, uint8_t b,
+unsigned int slot_count(const struct swap_cluster_info *ci, uint8_t b,
 			       uint32_t ci_off)
 {
 	return b & MAP_CONTINUED ? ci->ext[ci_off] : b & MAP_COUNT_MASK;
@@ -47,7 +47,7 @@ static bool cluster_ext_alloc(struct swap_cluster_info *ci)
 /* Store @count for the slot; the side table is allocated on first need and
  * freed when its last user drops back into the byte.
  * Return: 0, -ENOMEM (nothing changed). Context: ci->lock held. */
-static int slot_set_count(struct swap_device *si, struct swap_cluster_info *ci,
+int slot_set_count(struct swap_device *si, struct swap_cluster_info *ci,
 			  uint32_t off, unsigned int count)
 {
 	uint8_t *b = &si->swap_map[off];
@@ -69,10 +69,6 @@ static int slot_set_count(struct swap_device *si, struct swap_cluster_info *ci,
 	return 0;
 }
 
-static inline bool slot_in_use(uint8_t b)
-{
-	return b && b != MAP_BAD;
-}
 
 /* Report a free of a slot that holds no reference once per instance-less
  * process (the kernel's "Unused swap offset entry") and count every one. */
@@ -87,7 +83,7 @@ static int bad_free(struct pcpu_stats *st, uswap_entry_t entry)
 /* Look up and lock the cluster holding [entry, entry + nr).
  * Return: the device, or NULL (-EINVAL) when the range is not inside one
  * cluster of a swapped-on device. Context: inside an RCU read section. */
-static struct swap_device *lock_range(struct uswap *u, uswap_entry_t entry,
+struct swap_device *lock_range(struct uswap *u, uswap_entry_t entry,
 				      unsigned int nr, struct pcpu_stats *st,
 				      uint32_t *off, struct swap_cluster_info **ci)
 {
@@ -108,7 +104,7 @@ static struct swap_device *lock_range(struct uswap *u, uswap_entry_t entry,
  * Return: 0 or -ENOENT (some slot lacks what is dropped; nothing changed).
  * Context: ci->lock held.
  */
-static int put_range(struct swap_device *si, struct swap_cluster_info *ci,
+int put_range(struct swap_device *si, struct swap_cluster_info *ci,
 		     uint32_t off, unsigned int nr, bool cache, struct pcpu_stats *st)
 {
 	uint8_t *map = si->swap_map;
@@ -153,6 +149,21 @@ static int put_entries(struct uswap *u, uswap_entry_t entry, unsigned int nr,
 	ci_unlock(ci);
 	rcu_read_end(&u->rcu_hb);
 	return err ? bad_free(st, entry) : 0;
+}
+
+/*
+ * slots_mark_bad() - retire slots whose write failed: they stay allocated
+ * as BAD forever (as a bad page listed in the swap header) and leave the
+ * device's usable size. The caller holds them pinned (HAS_CACHE, count 0).
+ * Context: ci->lock held.
+ */
+void slots_mark_bad(struct swap_device *si, struct swap_cluster_info *ci,
+		    uint32_t off, unsigned int nr)
+{
+	lock_assert_held(&ci->lock);
+	for (uint32_t i = off; i < off + nr; i++)
+		si->swap_map[i] = MAP_BAD;
+	atomic_fetch_sub(&si->pages, nr);
 }
 
 USWAP_API int uswap_put_folio(struct uswap *u, uswap_entry_t entry, unsigned int order)

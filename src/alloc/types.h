@@ -72,7 +72,7 @@ enum cluster_flag {
 	CLUSTER_FLAG_MAX,
 };
 
-/* 24 bytes for 512 slots: 0.047 bytes per slot. */
+/* 32 bytes for 512 slots: 0.0625 bytes per slot. */
 struct swap_cluster_info {
 	struct spinlock lock; /* this struct (but prev/next) and the swap_map
 				 bytes and ext[] of its slots */
@@ -83,6 +83,9 @@ struct swap_cluster_info {
 	uint32_t prev, next;  /* list links (cluster index); si->lock */
 	uint16_t *ext;        /* counts past MAP_COUNT_MAX, CLUSTER_SLOTS
 				 entries, allocated on first use; lock */
+	struct scache_table *cache; /* swap cache of this cluster's slots
+				 (src/swap/cache.c), allocated on first
+				 use, freed when empty; lock */
 };
 
 struct cluster_list {
@@ -108,7 +111,8 @@ struct swap_device {
 	int prio;                 /* -1 or 0..32767 */
 	char name[64];
 	uint32_t max;             /* slots incl. header (nr_slots) */
-	uint32_t pages;           /* usable: max - 1 - bad */
+	_Atomic uint32_t pages;   /* usable: max - 1 - bad; drops when a failed
+				     write marks slots bad */
 	uint32_t nr_clusters;
 	_Atomic bool writeok;     /* allocation allowed (SWP_WRITEOK); checked
 				     under ci->lock by every allocation */
@@ -117,8 +121,12 @@ struct swap_device {
 	struct pcpu_cursor *cursors; /* [nr_cpus] */
 	unsigned int nr_cpus;
 
-	uint32_t nr_reserved;     /* header + bad + padding slots: counted in
-				     cluster counts, never handed out */
+	void *backend;            /* where the data goes (dev/); owned; NULL
+				     for a metadata-only device */
+	void (*backend_close)(void *backend);
+	bool backend_is_file;     /* Type column: "file" or "partition" */
+	bool unusing;             /* a swapoff is moving its slots away;
+				     u->swapon_lock */
 
 	/* Written when a cluster fills or stops being full: its own cache
 	 * line, away from the read-mostly fields above. */
@@ -166,6 +174,9 @@ struct uswap {
 	struct ring_set *rings;         /* RCU; written under swapon_lock */
 	struct swap_device *devs[USWAP_MAX_DEVICES]; /* RCU; swapon_lock */
 	pthread_mutex_t swapon_lock;    /* swapon/swapoff, the global lock */
+	uswap_unuse_fn unuse;           /* slot owner's swapoff callback;
+					   swapon_lock */
+	void *unuse_ctx;
 	char rcu_hb;                    /* TSan happens-before token (rcu.h) */
 };
 

@@ -49,7 +49,12 @@ struct lock_stat {
 	X(bad_free)       \
 	X(frag_scans)     \
 	X(cluster_moves)  \
-	X(ring_advance)
+	X(ring_advance)   \
+	X(swpin)          \
+	X(swpin_cached)   \
+	X(write_errors)   \
+	X(read_errors)    \
+	X(unuse_slots)
 
 struct pcpu_stats {
 	stat_t swpout[USWAP_NR_ORDERS];

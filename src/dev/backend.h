@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backend.h - the interface every swap backend implements (the dev/ layer
+ * of DESIGN.md): store and return the data of folios at slot offsets.
+ *
+ * A backend knows nothing about who owns a slot or why; the swap path
+ * (src/swap/) decides which slots to write and read. Units: a slot is one
+ * page (USWAP_PAGE_SIZE bytes); a folio is 2^order slots starting at a slot
+ * aligned to 2^order; buffers hold 2^order * USWAP_PAGE_SIZE bytes.
+ *
+ * Errors are negative errno: -EIO (the medium failed), -EINVAL (slot or
+ * order outside the device), -ENOSPC (a capped backend, e.g. zram over its
+ * disksize), -ENOMEM. A failed write leaves the previous contents of the
+ * slots undefined but never touches other slots; a failed read never
+ * fills the buffer with wrong data that looks valid (callers must treat
+ * the buffer as garbage on error).
+ *
+ * Thread-safety: read, write, discard and submit may be called from many
+ * threads at once on different slots. Concurrent calls on the same slot
+ * are the caller's to avoid (the swap path holds the slot's HAS_CACHE pin).
+ */
+#ifndef USWAP_DEV_BACKEND_H
+#define USWAP_DEV_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <uswap/uswap.h>
+
+enum backend_op {
+	BACKEND_READ,
+	BACKEND_WRITE,
+	BACKEND_DISCARD,
+};
+
+/* One asynchronous request. The caller owns it until done() has run. */
+struct backend_io {
+	enum backend_op op;
+	uint64_t slot;        /* first slot */
+	unsigned int order;   /* READ/WRITE: 2^order slots */
+	uint64_t nr_slots;    /* DISCARD: slots to discard */
+	void *buf;            /* READ: filled; WRITE: read from (const) */
+	int result;           /* set before done(): 0 or -errno */
+	void (*done)(struct backend_io *io); /* runs in reap() or submit() */
+	void *priv;           /* caller's */
+};
+
+struct backend;
+
+struct backend_ops {
+	const char *kind; /* "ram", "zram", "file", "faulty" */
+	/* Synchronous I/O. Return 0 or -errno. */
+	int (*read)(struct backend *b, uint64_t slot, unsigned int order, void *buf);
+	int (*write)(struct backend *b, uint64_t slot, unsigned int order,
+		     const void *buf);
+	/* Forget [slot, slot + nr): reads of them return zeroes or stale data
+	 * until written again (zram frees memory, files punch holes). */
+	int (*discard)(struct backend *b, uint64_t slot, uint64_t nr_slots);
+	int (*flush)(struct backend *b);
+	/* Asynchronous I/O: submit queues @io (or completes it at once and
+	 * calls done before returning); reap runs done() for at least
+	 * @min_complete finished requests (0: only those already finished)
+	 * and returns how many it ran, or -errno. Backends without real async
+	 * I/O use backend_submit_sync()/backend_reap_sync(). */
+	int (*submit)(struct backend *b, struct backend_io *io);
+	int (*reap)(struct backend *b, unsigned int min_complete);
+	/* Print backend-specific statistics (zram's mm_stat) as "key value"
+	 * lines; may be NULL. */
+	void (*print_stats)(struct backend *b, FILE *out);
+	void (*close)(struct backend *b);
+};
+
+/* Every backend embeds this first. */
+struct backend {
+	const struct backend_ops *ops;
+	char name[64];        /* shown in the swaps table: a path or "zram0" */
+	uint64_t nr_slots;    /* slots the backend can hold, incl. slot 0 */
+	uint64_t first_slot;  /* slots before this are not data (the header
+				 page of a mkswap file); 1 for files, 1 for
+				 memory backends too (slot 0 is never used) */
+	const uint64_t *bad_slots; /* from the swap header; owned by backend */
+	size_t nr_bad;
+	bool is_file;         /* "file" in the Type column, else "partition" */
+};
+
+/* Helpers for backends whose I/O is synchronous (ram, zram): submit runs
+ * the request at once and calls done(). */
+int backend_submit_sync(struct backend *b, struct backend_io *io);
+int backend_reap_sync(struct backend *b, unsigned int min_complete);
+
+/* Constructors (one per file in src/dev/). Return 0 and *out, or -errno
+ * with a message in @err. */
+int backend_ram_open(uint64_t size_bytes, struct backend **out, char *err, size_t errlen);
+int backend_zram_open(uint64_t disksize_bytes, const char *algo, struct backend **out,
+		      char *err, size_t errlen);
+
+struct file_backend_opts {
+	unsigned int queue_depth; /* io_uring entries (default 32) */
+	bool direct;              /* O_DIRECT */
+	bool discard;             /* both kernel modes: whole area at open and
+				     each cluster as it becomes free */
+	bool no_uring;            /* force pread/pwrite */
+};
+int backend_file_open(const char *path, const struct file_backend_opts *opts,
+		      struct backend **out, char *err, size_t errlen);
+
+struct faulty_opts {
+	double read_error_rate;   /* 0..1: each read fails with -EIO */
+	double write_error_rate;
+	double discard_error_rate;
+	const uint64_t *bad_read_slots;  /* fail reads touching these */
+	size_t nr_bad_read;
+	const uint64_t *bad_write_slots;
+	size_t nr_bad_write;
+	unsigned int latency_us;  /* added to every request */
+	uint64_t seed;
+};
+/* Wraps @inner (takes ownership) and injects errors and latency. */
+int backend_faulty_open(struct backend *inner, const struct faulty_opts *opts,
+			struct backend **out, char *err, size_t errlen);
+
+static inline size_t folio_bytes(unsigned int order)
+{
+	return (size_t)USWAP_PAGE_SIZE << order;
+}
+
+#endif /* USWAP_DEV_BACKEND_H */

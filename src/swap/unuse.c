@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+/*
+ * unuse.c - swapoff: of an empty device at once; of a busy one by handing
+ * every slot in use to the owner's callback until none is left (the
+ * kernel's try_to_unuse(), with the page-table walk replaced by the owner,
+ * who alone knows where its entries are).
+ *
+ * Order, as the kernel's swapoff: stop allocation on the device (writeok
+ * off, rings republished, grace period), move the slots away, then
+ * unpublish and free it. Swap-ins from the device keep working throughout.
+ * The instance's swapon lock is dropped while the callback runs, so the
+ * owner may swap out to the other devices and readers may list devices;
+ * si->unusing keeps a second swapoff of the same device away.
+ */
+#include <time.h>
+
+#include "swap/swap.h"
+
+/* Collect up to @max offsets of slots in use with a reference (not just a
+ * pin: a pinned-only slot is being freed or written) in cluster @idx. */
+static unsigned int cluster_used_slots(struct swap_device *si, uint32_t idx,
+				       uint32_t *offs, struct pcpu_stats *st)
+{
+	struct swap_cluster_info *ci = &si->cluster_info[idx];
+	uint32_t base = idx * CLUSTER_SLOTS;
+	unsigned int n = 0;
+
+	ci_lock(ci, st);
+	for (uint32_t s = 0; ci->count && s < CLUSTER_SLOTS; s++) {
+		uint8_t b = si->swap_map[base + s];
+
+		if (slot_in_use(b) && slot_count(ci, b, s))
+			offs[n++] = base + s;
+	}
+	ci_unlock(ci);
+	return n;
+}
+
+/* One sweep over the device. Return: slots handed over, or -errno. */
+static long unuse_pass(struct uswap *u, struct swap_device *si,
+		       uswap_progress_fn progress, void *ctx)
+{
+	struct pcpu_stats *st = this_cpu_stats(u);
+	uint32_t offs[CLUSTER_SLOTS];
+	long moved = 0;
+
+	for (uint32_t idx = 0; idx < si->nr_clusters; idx++) {
+		unsigned int n = cluster_used_slots(si, idx, offs, st);
+
+		for (unsigned int i = 0; i < n; i++) {
+			uswap_entry_t e = uswap_entry((unsigned int)si->type, offs[i]);
+			long count = uswap_slot_count(u, e, NULL);
+			int err;
+
+			if (count <= 0)
+				continue; /* the owner freed it with its folio */
+			err = u->unuse(u->unuse_ctx, e);
+			if (err)
+				return err;
+			stat_inc(&st->unuse_slots);
+			if (progress && ++moved % 256 == 0)
+				progress(ctx, device_inuse(si, st));
+		}
+	}
+	return moved;
+}
+
+/* Hand slots to the owner until the device is empty. Slots only pinned
+ * (a swap-out or a free finishing) need no owner: wait for them. */
+static int unuse_device(struct uswap *u, struct swap_device *si,
+			uswap_progress_fn progress, void *ctx)
+{
+	struct pcpu_stats *st = this_cpu_stats(u);
+	const struct timespec pause = { 0, 1000000 }; /* 1 ms */
+	unsigned int idle = 0;
+	uint64_t left;
+
+	while ((left = device_inuse(si, st)) != 0) {
+		long moved = unuse_pass(u, si, progress, ctx);
+
+		if (moved < 0)
+			return (int)moved;
+		if (progress)
+			progress(ctx, device_inuse(si, st));
+		if (moved == 0 && ++idle > 5000)
+			return -EBUSY; /* 5 s of pins nobody releases */
+		if (moved == 0)
+			nanosleep(&pause, NULL);
+	}
+	return 0;
+}
+
+USWAP_API void uswap_set_unuse(struct uswap *u, uswap_unuse_fn fn, void *ctx)
+{
+	global_lock(u);
+	u->unuse = fn;
+	u->unuse_ctx = ctx;
+	global_unlock(u);
+}
+
+USWAP_API int uswap_swapoff_progress(struct uswap *u, int type,
+				     uswap_progress_fn progress, void *ctx)
+{
+	struct swap_device *si;
+	bool busy;
+	int err;
+
+	if (type < 0 || type >= USWAP_MAX_DEVICES)
+		return -ENOENT;
+	global_lock(u);
+	si = u->devs[type];
+	err = !si ? -ENOENT : si->unusing ? -EBUSY : 0;
+	if (err)
+		goto out;
+	busy = device_inuse(si, this_cpu_stats(u)) != 0;
+	if (busy && !u->unuse) {
+		err = -EBUSY;
+		goto out;
+	}
+	err = device_disable(u, si);
+	if (err)
+		goto out;
+	busy = device_inuse(si, this_cpu_stats(u)) != 0;
+	if (busy && !u->unuse) { /* an allocation won the race */
+		device_reenable(u, si);
+		err = -EBUSY;
+		goto out;
+	}
+	if (busy) {
+		si->unusing = true;
+		global_unlock(u);
+		err = unuse_device(u, si, progress, ctx);
+		global_lock(u);
+		si->unusing = false;
+		if (err) {
+			device_reenable(u, si);
+			goto out;
+		}
+	}
+	device_remove(u, si);
+out:
+	global_unlock(u);
+	return err;
+}
+
+USWAP_API int uswap_swapoff(struct uswap *u, int type)
+{
+	return uswap_swapoff_progress(u, type, NULL, NULL);
+}
