@@ -2,22 +2,30 @@
 #   make run   install what is missing, build, run the main job
 #   make test  install what is missing, build, run the whole test suite
 #              (release build, then ASan+UBSan, then TSan on the
-#              concurrency tests)
+#              concurrency tests, then the swap-header fuzzer under
+#              clang's libFuzzer for 20 s)
 # Debian packages the build needs (Debian 12):
-DEBS := gcc meson ninja-build pkg-config liburcu-dev libcmocka-dev
+DEBS := gcc meson ninja-build pkg-config liburcu-dev libcmocka-dev \
+        liblz4-dev libzstd-dev liburing-dev
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
+BUILD_FUZZ ?= build-fuzz
+# Only test-fuzz needs these: clang with libFuzzer (Debian 12: clang 14).
+FUZZ_DEBS  := clang libclang-rt-14-dev
+FUZZ_SECONDS ?= 20
 MESON_TEST := meson test --print-errorlogs --num-processes 2
 
-.PHONY: all deps build run test test-release test-asan test-tsan bench clean
+.PHONY: all deps deps-fuzz build run test test-release test-asan test-tsan \
+	test-fuzz bench clean
 
 all: build
 
-# Install only what is missing; apt-get needs root (or sudo).
-deps:
-	@missing=""; for p in $(DEBS); do \
+# install_missing(PACKAGES): install those not installed yet; apt-get
+# needs root (or sudo).
+define install_missing
+	@missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -26,6 +34,13 @@ deps:
 		$$SUDO apt-get install -y --no-install-recommends $$missing || \
 		{ $$SUDO apt-get update && $$SUDO apt-get install -y --no-install-recommends $$missing; }; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(DEBS))
+
+deps-fuzz:
+	$(call install_missing,$(FUZZ_DEBS))
 
 $(BUILD)/build.ninja: | deps
 	meson setup $(BUILD) --buildtype=release -Ddebug_level=1
@@ -36,7 +51,7 @@ build: deps $(BUILD)/build.ninja
 run: build
 	./$(BUILD)/tools/uswap bench alloc --threads 2 --orders 0:80,4:15,9:5 --duration 3
 
-test: test-release test-asan test-tsan
+test: test-release test-asan test-tsan test-fuzz
 
 test-release: build
 	$(MESON_TEST) -C $(BUILD)
@@ -61,8 +76,20 @@ test-tsan: deps $(BUILD_TSAN)/build.ninja
 	USWAP_STRESS_SCALE=0.1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	setarch -R $(MESON_TEST) -C $(BUILD_TSAN) --suite stress
 
+$(BUILD_FUZZ)/build.ninja: | deps deps-fuzz
+	CC=clang meson setup $(BUILD_FUZZ) --buildtype=debug -Ddebug_level=2 \
+		-Db_sanitize=address,undefined -Db_lundef=false
+
+# The swap-header parser under libFuzzer with ASan+UBSan for FUZZ_SECONDS,
+# from a seed corpus made by mkswap (tests/fuzz_header.sh). Only the fuzz
+# target is built with clang; the other suites run in the builds above.
+test-fuzz: deps deps-fuzz $(BUILD_FUZZ)/build.ninja
+	ninja -C $(BUILD_FUZZ) tests/fuzz_header
+	USWAP_FUZZ_SECONDS=$(FUZZ_SECONDS) UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	$(MESON_TEST) -C $(BUILD_FUZZ) --suite fuzz --no-rebuild
+
 bench: build
 	bash bench/run-alloc.sh ./$(BUILD)/tools/uswap
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ)

@@ -27,6 +27,8 @@ static int cmd_bench(int argc, char **argv);
 
 static const struct command commands[] = {
 	{ "bench", cmd_bench, "run a benchmark of the library" },
+	{ "swapon", cmd_swapon, "check a device spec and its mkswap header "
+				"(--dry-run)" },
 	{ NULL, NULL, NULL },
 };
 

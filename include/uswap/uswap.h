@@ -336,6 +336,8 @@ struct uswap_device_info {
 	int type;                 /* 0..31 */
 	int prio;
 	char name[64];
+	char kind[16];            /* Type column: "file" for a swap file,
+				     else "partition" (as /proc/swaps) */
 	uint64_t size_kb;         /* usable slots (pages) in KiB */
 	uint64_t used_kb;         /* slots in use in KiB */
 	uint64_t nr_slots;        /* as given to swapon (incl. header) */
@@ -567,7 +569,11 @@ USWAP_API int uswap_header_read_file(const char *path, struct uswap_header_info 
  *                                      read=R,write=R,discard=R (fractions
  *                                      0..1), latency=MICROSECONDS, seed=N,
  *                                      read_slots=A+B+C, write_slots=A+B,
- *                                      prio=N; may be empty
+ *                                      discard_slots=A+B (these slots
+ *                                      always fail), fail_nth=N (the Nth
+ *                                      request fails), persistent (and
+ *                                      every later one), prio=N; may be
+ *                                      empty
  *
  * SIZE is bytes with an optional binary suffix K, M, G or T, a multiple
  * of USWAP_PAGE_SIZE, at least USWAP_MIN_CLUSTERS clusters (4M). prio is
@@ -586,6 +592,9 @@ struct uswap_spec_faulty {
 	uint64_t seed;             /* seed of the fault draws (=1) */
 	size_t nr_bad_read_slots;  /* slots in read_slots= (reads always fail) */
 	size_t nr_bad_write_slots; /* slots in write_slots= */
+	size_t nr_bad_discard_slots; /* slots in discard_slots= */
+	uint64_t fail_nth;         /* the Nth request fails (1-based; 0 = off) */
+	bool fail_persistent;      /* and every request after it */
 };
 
 struct uswap_spec_info {

@@ -61,6 +61,8 @@ static void fill_info(struct swap_device *si, struct uswap_device_info *info,
 	info->type = si->type;
 	info->prio = si->prio;
 	snprintf(info->name, sizeof(info->name), "%s", si->name);
+	snprintf(info->kind, sizeof(info->kind), "%s",
+		 si->backend_is_file ? "file" : "partition");
 	info->nr_slots = si->max;
 	info->pages = si->pages;
 	info->inuse = device_inuse(si, st);
@@ -106,7 +108,7 @@ USWAP_API int uswap_swaps(struct uswap *u, FILE *out)
 	for (int type = 0; type < USWAP_MAX_DEVICES; type++) {
 		if (uswap_device_info(u, type, &info))
 			continue;
-		fprintf(out, "%-40s%-10s%-10llu%-10llu%d\n", info.name, "partition",
+		fprintf(out, "%-40s%-10s%-10llu%-10llu%d\n", info.name, info.kind,
 			(unsigned long long)info.size_kb,
 			(unsigned long long)info.used_kb, info.prio);
 		n++;

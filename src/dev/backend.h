@@ -83,6 +83,10 @@ struct backend {
 	const uint64_t *bad_slots; /* from the swap header; owned by backend */
 	size_t nr_bad;
 	bool is_file;         /* "file" in the Type column, else "partition" */
+	bool free_notify;     /* wants a discard of every slot the swap path
+				 frees, at once (zram's swap_slot_free_notify:
+				 the memory goes back); others are discarded
+				 per cluster or not at all */
 };
 
 /* Helpers for backends whose I/O is synchronous (ram, zram): submit runs
@@ -116,6 +120,13 @@ struct faulty_opts {
 	size_t nr_bad_write;
 	unsigned int latency_us;  /* added to every request */
 	uint64_t seed;
+	/* SQLite-style fault loops: the fail_nth-th request (1-based; reads,
+	 * writes and discards counted together) fails with -EIO; with
+	 * fail_persistent every later one fails too. 0 = off. */
+	uint64_t fail_nth;
+	bool fail_persistent;
+	const uint64_t *bad_discard_slots; /* fail discards touching these */
+	size_t nr_bad_discard;
 };
 /* Wraps @inner (takes ownership) and injects errors and latency. */
 int backend_faulty_open(struct backend *inner, const struct faulty_opts *opts,

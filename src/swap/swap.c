@@ -218,15 +218,17 @@ static int put_refs_keep_pinned(struct swap_device *si, struct swap_cluster_info
 	return 0;
 }
 
-/* Tell the device to forget released slots, in runs. Memory backends free
- * the memory at once (zram's swap_slot_free_notify); a file is left alone
- * here: page discard of files works per cluster. Context: no lock held. */
+/* Tell the device to forget released slots, in runs, if it asked to be
+ * told (zram's swap_slot_free_notify: the memory goes back at once). A
+ * file's page discard works per cluster, and ram keeps its pages mapped:
+ * an madvise per freed page would cost more than the memory is worth.
+ * Context: no lock held. */
 static void discard_released(struct swap_device *si, uint32_t off, unsigned int nr,
 			     const uint64_t *released)
 {
 	struct backend *b = device_backend(si);
 
-	if (!b || b->is_file)
+	if (!b || !b->free_notify)
 		return;
 	for (unsigned int i = 0; i < nr;) {
 		unsigned int run = 0;

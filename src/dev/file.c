@@ -1,0 +1,684 @@
+// SPDX-License-Identifier: MIT
+/*
+ * file.c - the "file" backend: a regular file or a block device, laid out
+ * as util-linux mkswap leaves it (slot n at byte n * USWAP_PAGE_SIZE,
+ * slot 0 the header page, which this backend never reads or writes; the
+ * header itself is parsed by src/swap/header.c).
+ *
+ * I/O. The synchronous read/write use pread/pwrite, looping over short
+ * transfers. The asynchronous submit/reap use io_uring (one ring per
+ * backend, queue_depth entries): a request is prepared with the
+ * backend_io as its user_data, and reap runs done() for the completions.
+ * When io_uring_queue_init() fails (or no_uring is set), submit runs the
+ * request synchronously and calls done() before returning, as the memory
+ * backends do; the reason is kept (file_backend_info().uring_error).
+ * Short transfers are never reported as success: a short read or write
+ * is retried until done, and an end of file or a failure becomes an error.
+ *
+ * O_DIRECT (opts.direct) needs FILE_DIO_ALIGN-aligned buffers: a caller's
+ * unaligned buffer goes through an aligned bounce buffer (posix_memalign)
+ * for that request; offsets and lengths are whole pages already.
+ *
+ * Discard follows the kernel's two swap discard modes, both switched on by
+ * opts.discard (swapon --discard): the whole area except the header page
+ * once at open (discard_swap() at swapon), and each range on request
+ * (the per-cluster discard as clusters become free). Files punch holes
+ * (fallocate PUNCH_HOLE | KEEP_SIZE: the range then reads zeroes) and
+ * block devices get BLKDISCARD. When the filesystem or device refuses
+ * (EOPNOTSUPP), discard returns -EOPNOTSUPP and the backend stops trying,
+ * as the kernel clears SWP_DISCARDABLE. With discard off, a discard
+ * request does nothing and returns 0 (the slots keep stale data, which
+ * the backend contract allows).
+ *
+ * Errors: -EINVAL (slot range), -ENOSPC (the filesystem is full or over
+ * quota: a write into a punched hole needs new blocks), -ENOMEM, and -EIO
+ * for every other failure of the medium, including an unexpected end of
+ * file.
+ *
+ * Locks: sq_lock covers the submission queue (get_sqe, prep, submit) and
+ * cq_lock the completion queue (peek, wait, seen); they are never held
+ * together and done() always runs with neither held, so a done() callback
+ * may submit again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#include "dev/dev.h"
+#include "dev/file.h"
+
+struct file_backend {
+	struct backend b;            /* first */
+	int fd;
+	bool direct;                 /* O_DIRECT: buffers must be aligned */
+	bool blkdev;                 /* BLKDISCARD instead of punch hole */
+	bool discard;                /* opts.discard */
+	_Atomic bool discard_refused;/* EOPNOTSUPP seen: stop trying */
+	int open_discard_rc;         /* the discard at open; set once */
+	uint64_t size_bytes;
+
+	bool uring;                  /* ring set up; immutable after open */
+	int uring_error;             /* why not, when it failed */
+	unsigned int depth;          /* ring entries, cap on inflight */
+	bool wait_timeout;           /* kernel has IORING_FEAT_EXT_ARG */
+	struct io_uring ring;
+	pthread_mutex_t sq_lock;     /* ring's submission side */
+	pthread_mutex_t cq_lock;     /* ring's completion side */
+	_Atomic unsigned int inflight; /* submitted or reserved, not yet
+					  harvested; <= depth but for the
+					  rare submit failure */
+
+	/* statistics; relaxed atomics */
+	_Atomic uint64_t nr_read, nr_write, nr_discard;
+	_Atomic uint64_t nr_async, nr_short, nr_bounce;
+};
+
+/* An async request that needed a bounce buffer. Tagged with bit 0 in the
+ * user_data, so plain requests cost no allocation. */
+struct file_req {
+	struct backend_io *io;
+	void *bounce;                /* FILE_DIO_ALIGN-aligned, folio-sized */
+};
+
+#define UDATA_BOUNCE  UINT64_C(1) /* user_data bit 0: a struct file_req */
+#define UDATA_NOP     UINT64_C(0) /* a cancelled submission; ignored */
+#define REAP_BATCH    32
+
+static const struct backend_ops file_ops;
+
+static inline struct file_backend *to_file(struct backend *b)
+{
+	return (struct file_backend *)b;
+}
+
+static inline void count(_Atomic uint64_t *c)
+{
+	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+/* The contract's codes from a positive errno of the medium. */
+static int io_errno(int e)
+{
+	switch (e) {
+	case ENOSPC:
+	case EDQUOT:
+		return -ENOSPC;
+	case ENOMEM:
+		return -ENOMEM;
+	default:
+		return -EIO;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Synchronous I/O */
+
+/* Transfer all of [@off, @off + @len), retrying short transfers.
+ * Return: 0, or -ENOSPC/-ENOMEM/-EIO (end of file counts as -EIO). */
+static int rw_full(struct file_backend *fb, bool write, void *buf, size_t len,
+		   off_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = write ? pwrite(fb->fd, (char *)buf + done, len - done, off + (off_t)done)
+				  : pread(fb->fd, (char *)buf + done, len - done, off + (off_t)done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return io_errno(errno);
+		}
+		if (n == 0)
+			return -EIO; /* end of file: the file shrank under us */
+		done += (size_t)n;
+		if (done < len)
+			count(&fb->nr_short);
+	}
+	return 0;
+}
+
+static inline bool needs_bounce(const struct file_backend *fb, const void *buf)
+{
+	return fb->direct && ((uintptr_t)buf & (FILE_DIO_ALIGN - 1)) != 0;
+}
+
+/* One folio, synchronously, through a bounce buffer if O_DIRECT needs one.
+ * Range already checked. */
+static int file_rw(struct file_backend *fb, bool write, uint64_t slot,
+		   unsigned int order, void *buf)
+{
+	size_t len = folio_bytes(order);
+	off_t off = (off_t)(slot * USWAP_PAGE_SIZE);
+	void *bounce = NULL;
+	int rc;
+
+	if (needs_bounce(fb, buf)) {
+		if (posix_memalign(&bounce, FILE_DIO_ALIGN, len) != 0)
+			return -ENOMEM;
+		count(&fb->nr_bounce);
+		if (write)
+			memcpy(bounce, buf, len);
+	}
+	rc = rw_full(fb, write, bounce ? bounce : buf, len, off);
+	if (rc == 0 && bounce != NULL && !write)
+		memcpy(buf, bounce, len);
+	free(bounce);
+	if (rc == 0)
+		count(write ? &fb->nr_write : &fb->nr_read);
+	return rc;
+}
+
+/*
+ * file_read() - read the 2^@order slots at @slot into @buf (pread).
+ * Return: 0; -EINVAL (range); -ENOMEM (bounce buffer); -EIO.
+ * Thread-safety: any thread.
+ */
+static int file_read(struct backend *b, uint64_t slot, unsigned int order, void *buf)
+{
+	int rc = backend_check_io(b, slot, order);
+
+	return rc ? rc : file_rw(to_file(b), false, slot, order, buf);
+}
+
+/*
+ * file_write() - write @buf to the 2^@order slots at @slot (pwrite). Not
+ * durable until flush().
+ * Return: 0; -EINVAL (range); -ENOSPC (filesystem full); -ENOMEM; -EIO.
+ * Thread-safety: any thread.
+ */
+static int file_write(struct backend *b, uint64_t slot, unsigned int order,
+		      const void *buf)
+{
+	int rc = backend_check_io(b, slot, order);
+
+	return rc ? rc : file_rw(to_file(b), true, slot, order, (void *)buf);
+}
+
+/* ------------------------------------------------------------------ */
+/* Discard */
+
+/* Discard bytes [@off, @off + @len) of the medium. Return: 0,
+ * -EOPNOTSUPP (refused: the backend stops trying), -EIO. */
+static int discard_bytes(struct file_backend *fb, uint64_t off, uint64_t len)
+{
+	int rc;
+
+	if (atomic_load_explicit(&fb->discard_refused, memory_order_relaxed))
+		return -EOPNOTSUPP;
+	if (fb->blkdev) {
+		uint64_t range[2] = { off, len };
+
+		rc = ioctl(fb->fd, BLKDISCARD, range);
+	} else {
+		rc = fallocate(fb->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			       (off_t)off, (off_t)len);
+	}
+	if (rc == 0) {
+		count(&fb->nr_discard);
+		return 0;
+	}
+	if (errno == EOPNOTSUPP || errno == ENOSYS || errno == ENOTTY) {
+		atomic_store(&fb->discard_refused, true);
+		return -EOPNOTSUPP;
+	}
+	return -EIO;
+}
+
+/*
+ * file_discard() - the per-range swap discard: punch a hole over (file)
+ * or BLKDISCARD (block device) the slots [slot, slot + nr). A punched
+ * range reads zeroes; a discarded block device range reads what the
+ * device returns (zeroes or stale data).
+ * Return: 0 (also when discard is off: nothing done); -EINVAL (range);
+ * -EOPNOTSUPP (the medium refused discard, now or before); -EIO.
+ * Thread-safety: any thread.
+ */
+static int file_discard(struct backend *b, uint64_t slot, uint64_t nr_slots)
+{
+	struct file_backend *fb = to_file(b);
+	int rc = backend_check_range(b, slot, nr_slots);
+
+	if (rc || nr_slots == 0 || !fb->discard)
+		return rc;
+	return discard_bytes(fb, slot * USWAP_PAGE_SIZE, nr_slots * USWAP_PAGE_SIZE);
+}
+
+/* flush: fdatasync. Return: 0 or -EIO. Thread-safety: any thread. */
+static int file_flush(struct backend *b)
+{
+	return fdatasync(to_file(b)->fd) == 0 ? 0 : -EIO;
+}
+
+/* ------------------------------------------------------------------ */
+/* Asynchronous I/O (io_uring) */
+
+/* Finish one harvested request: copy a bounce buffer back, redo a short
+ * or interrupted transfer synchronously, set io->result and call done(). */
+static void complete_io(struct file_backend *fb, uint64_t udata, int res)
+{
+	struct file_req *req = NULL;
+	struct backend_io *io;
+	bool write;
+	size_t len;
+
+	if (udata & UDATA_BOUNCE) {
+		req = (struct file_req *)(uintptr_t)(udata & ~UDATA_BOUNCE);
+		io = req->io;
+	} else {
+		io = (struct backend_io *)(uintptr_t)udata;
+	}
+	write = io->op == BACKEND_WRITE;
+	len = folio_bytes(io->order);
+
+	if (res == -EAGAIN || res == -EINTR || (res >= 0 && (size_t)res < len)) {
+		/* Short or interrupted: do the whole folio again, through the
+		 * synchronous path (same data, so a repeat is harmless). */
+		count(&fb->nr_short);
+		io->result = file_rw(fb, write, io->slot, io->order, io->buf);
+	} else if (res < 0) {
+		io->result = io_errno(-res);
+	} else {
+		if (req != NULL && !write)
+			memcpy(io->buf, req->bounce, len);
+		count(write ? &fb->nr_write : &fb->nr_read);
+		io->result = 0;
+	}
+	if (req != NULL) {
+		free(req->bounce);
+		free(req);
+	}
+	if (io->done != NULL)
+		io->done(io);
+}
+
+/*
+ * reap_some() - harvest completions and run their done() callbacks until
+ * at least @min_complete ran (0: only what is already there). Gives up
+ * waiting when nothing is in flight, so asking for more than was
+ * submitted returns instead of hanging.
+ * Return: the number of done() callbacks run, or -EIO if waiting failed
+ * before any completion.
+ * Context: takes cq_lock around each harvest, not around done().
+ */
+static int reap_some(struct file_backend *fb, unsigned int min_complete)
+{
+	struct { uint64_t udata; int res; } batch[REAP_BATCH];
+	unsigned int total = 0;
+
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		unsigned int n = 0;
+		int wait_rc = 0;
+
+		pthread_mutex_lock(&fb->cq_lock);
+		for (;;) {
+			while (n < REAP_BATCH && io_uring_peek_cqe(&fb->ring, &cqe) == 0) {
+				uint64_t ud = cqe->user_data;
+
+				batch[n].udata = ud;
+				batch[n].res = cqe->res;
+				io_uring_cqe_seen(&fb->ring, cqe);
+				if (ud == UDATA_NOP)
+					continue;
+				atomic_fetch_sub(&fb->inflight, 1);
+				n++;
+			}
+			if (n > 0 || total >= min_complete ||
+			    atomic_load(&fb->inflight) == 0)
+				break;
+			/* Wait for one. With a timeout (when the kernel takes
+			 * it without an SQE) the inflight check above is
+			 * repeated now and then, in case a reserved request
+			 * fell back to synchronous I/O. */
+			if (fb->wait_timeout) {
+				struct __kernel_timespec ts = { .tv_sec = 0,
+								.tv_nsec = 100 * 1000 * 1000 };
+
+				wait_rc = io_uring_wait_cqe_timeout(&fb->ring, &cqe, &ts);
+			} else {
+				wait_rc = io_uring_wait_cqe(&fb->ring, &cqe);
+			}
+			if (wait_rc == -ETIME || wait_rc == -EINTR || wait_rc == 0) {
+				wait_rc = 0;
+				continue;
+			}
+			break;
+		}
+		pthread_mutex_unlock(&fb->cq_lock);
+
+		for (unsigned int i = 0; i < n; i++)
+			complete_io(fb, batch[i].udata, batch[i].res);
+		total += n;
+		if (wait_rc < 0 && total == 0)
+			return -EIO;
+		if (n == 0 || wait_rc < 0 || (total >= min_complete && n < REAP_BATCH))
+			break;
+	}
+	return (int)total;
+}
+
+/* Reserve one of the depth in-flight places, reaping (and so running
+ * other requests' done()) while the ring is at its depth. Keeping at most
+ * depth requests in flight keeps the CQ (2 * depth) from overflowing. */
+static void reserve_inflight(struct file_backend *fb)
+{
+	unsigned int n = atomic_load(&fb->inflight);
+
+	for (;;) {
+		if (n < fb->depth) {
+			if (atomic_compare_exchange_weak(&fb->inflight, &n, n + 1))
+				return;
+			continue;
+		}
+		reap_some(fb, 1);
+		n = atomic_load(&fb->inflight);
+	}
+}
+
+/*
+ * file_submit() - queue @io on the ring; its done() runs in a later reap
+ * (or in this or another thread's submit, which reaps when the ring is
+ * at its depth). DISCARD requests, requests outside the device, and all
+ * requests when io_uring is off, complete before this returns.
+ * Return: 0 (the outcome is io->result, delivered to done() exactly
+ * once); -EINVAL (@io NULL).
+ * Thread-safety: any thread; takes sq_lock, maybe cq_lock (not both).
+ */
+static int file_submit(struct backend *b, struct backend_io *io)
+{
+	struct file_backend *fb = to_file(b);
+	struct file_req *req = NULL;
+	struct io_uring_sqe *sqe;
+	uint64_t udata;
+	void *buf;
+	size_t len;
+	int rc;
+
+	if (io == NULL)
+		return -EINVAL;
+	if (!fb->uring || (io->op != BACKEND_READ && io->op != BACKEND_WRITE))
+		return backend_submit_sync(b, io);
+	rc = backend_check_io(b, io->slot, io->order);
+	if (rc) {
+		io->result = rc;
+		if (io->done != NULL)
+			io->done(io);
+		return 0;
+	}
+	len = folio_bytes(io->order);
+	buf = io->buf;
+	udata = (uint64_t)(uintptr_t)io;
+	if (needs_bounce(fb, io->buf)) {
+		req = malloc(sizeof(*req));
+		if (req == NULL || posix_memalign(&req->bounce, FILE_DIO_ALIGN, len) != 0) {
+			free(req);
+			io->result = -ENOMEM;
+			if (io->done != NULL)
+				io->done(io);
+			return 0;
+		}
+		req->io = io;
+		count(&fb->nr_bounce);
+		if (io->op == BACKEND_WRITE)
+			memcpy(req->bounce, io->buf, len);
+		buf = req->bounce;
+		udata = (uint64_t)(uintptr_t)req | UDATA_BOUNCE;
+	}
+
+	reserve_inflight(fb);
+	pthread_mutex_lock(&fb->sq_lock);
+	sqe = io_uring_get_sqe(&fb->ring);
+	if (sqe == NULL) {
+		/* Only cancelled entries can fill the SQ: push them out. */
+		io_uring_submit(&fb->ring);
+		sqe = io_uring_get_sqe(&fb->ring);
+	}
+	if (sqe != NULL) {
+		if (io->op == BACKEND_READ)
+			io_uring_prep_read(sqe, fb->fd, buf, (unsigned int)len,
+					   io->slot * USWAP_PAGE_SIZE);
+		else
+			io_uring_prep_write(sqe, fb->fd, buf, (unsigned int)len,
+					    io->slot * USWAP_PAGE_SIZE);
+		io_uring_sqe_set_data64(sqe, udata);
+		do {
+			rc = io_uring_submit(&fb->ring);
+		} while (rc == -EINTR);
+		if (rc < 0 || io_uring_sq_ready(&fb->ring) != 0) {
+			/* Not taken by the kernel (it consumes in order, so
+			 * ours is still queued and unread): make it a no-op
+			 * that reap ignores, and do the I/O here instead. */
+			io_uring_prep_nop(sqe);
+			io_uring_sqe_set_data64(sqe, UDATA_NOP);
+			sqe = NULL;
+		}
+	}
+	pthread_mutex_unlock(&fb->sq_lock);
+
+	if (sqe == NULL) {
+		atomic_fetch_sub(&fb->inflight, 1);
+		if (req != NULL) {
+			free(req->bounce);
+			free(req);
+		}
+		return backend_submit_sync(b, io);
+	}
+	count(&fb->nr_async);
+	return 0;
+}
+
+/*
+ * file_reap() - run done() for at least @min_complete finished requests
+ * (0: only those already finished); returns early if nothing more is in
+ * flight. With io_uring off, nothing is ever pending: returns 0.
+ * Return: how many done() callbacks ran; -EIO (waiting on the ring failed).
+ * Thread-safety: any thread; several reapers share the completions.
+ */
+static int file_reap(struct backend *b, unsigned int min_complete)
+{
+	struct file_backend *fb = to_file(b);
+
+	if (!fb->uring)
+		return 0;
+	return reap_some(fb, min_complete);
+}
+
+/* ------------------------------------------------------------------ */
+
+int file_backend_info(struct backend *b, struct file_backend_info *info)
+{
+	struct file_backend *fb = to_file(b);
+
+	if (b == NULL || b->ops != &file_ops || info == NULL)
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	info->uring = fb->uring;
+	info->uring_error = fb->uring_error;
+	info->direct = fb->direct;
+	info->blkdev = fb->blkdev;
+	info->discard = fb->discard;
+	info->discard_refused = atomic_load(&fb->discard_refused);
+	info->open_discard_rc = fb->open_discard_rc;
+	info->queue_depth = fb->depth;
+	info->size_bytes = fb->size_bytes;
+	info->reads = atomic_load(&fb->nr_read);
+	info->writes = atomic_load(&fb->nr_write);
+	info->discards = atomic_load(&fb->nr_discard);
+	info->async_submitted = atomic_load(&fb->nr_async);
+	info->short_retries = atomic_load(&fb->nr_short);
+	info->bounces = atomic_load(&fb->nr_bounce);
+	return 0;
+}
+
+static void file_print_stats(struct backend *b, FILE *out)
+{
+	struct file_backend_info fi;
+
+	file_backend_info(b, &fi);
+	fprintf(out, "path %s\n", b->name);
+	fprintf(out, "type %s\n", fi.blkdev ? "block" : "file");
+	fprintf(out, "size_bytes %llu\n", (unsigned long long)fi.size_bytes);
+	fprintf(out, "io %s\n", fi.uring ? "io_uring" : "pread");
+	fprintf(out, "uring_error %d\n", fi.uring_error);
+	fprintf(out, "queue_depth %u\n", fi.queue_depth);
+	fprintf(out, "direct %d\n", fi.direct);
+	fprintf(out, "discard %d\n", fi.discard && !fi.discard_refused);
+	fprintf(out, "discard_refused %d\n", fi.discard_refused);
+	fprintf(out, "open_discard_rc %d\n", fi.open_discard_rc);
+#define P(f) fprintf(out, #f " %llu\n", (unsigned long long)fi.f)
+	P(reads);
+	P(writes);
+	P(discards);
+	P(async_submitted);
+	P(short_retries);
+	P(bounces);
+#undef P
+}
+
+/* Context: no other thread may use @b. Requests still in flight are
+ * waited for and their done() run first. */
+static void file_close(struct backend *b)
+{
+	struct file_backend *fb = to_file(b);
+
+	if (b == NULL)
+		return;
+	if (fb->uring) {
+		while (atomic_load(&fb->inflight) > 0)
+			if (reap_some(fb, atomic_load(&fb->inflight)) < 0)
+				break;
+		io_uring_queue_exit(&fb->ring);
+	}
+	pthread_mutex_destroy(&fb->sq_lock);
+	pthread_mutex_destroy(&fb->cq_lock);
+	close(fb->fd);
+	backend_release(b);
+	free(fb);
+}
+
+static const struct backend_ops file_ops = {
+	.kind = "file",
+	.read = file_read,
+	.write = file_write,
+	.discard = file_discard,
+	.flush = file_flush,
+	.submit = file_submit,
+	.reap = file_reap,
+	.print_stats = file_print_stats,
+	.close = file_close,
+};
+
+/*
+ * backend_file_open() - open @path, a regular file or a block device,
+ * read-write (O_DIRECT with opts.direct), as a swap backend of
+ * size / USWAP_PAGE_SIZE slots (BLKGETSIZE64 for a block device), slot 0
+ * being the header page (first_slot 1). The header is not read here; the
+ * caller sets bad_slots from it. The file is never resized.
+ * @opts: NULL for the defaults (queue depth 32, buffered, no discard,
+ *        io_uring); copied.
+ * io_uring: a ring of opts.queue_depth entries (0 = 32, clamped to
+ * FILE_MAX_QUEUE_DEPTH) unless opts.no_uring; if io_uring_queue_init()
+ * fails the backend falls back to pread/pwrite and records why.
+ * Discard: with opts.discard, the whole area but the header page is
+ * discarded now (the kernel's discard at swapon); a refusal switches
+ * discard off and is recorded, it does not fail the open.
+ * @out: receives the backend; the caller closes it with ops->close().
+ * Return: 0; -EINVAL (@path or @out NULL, not a file or block device,
+ * smaller than 2 pages, O_DIRECT refused by the filesystem); the -errno
+ * of open(2) (-ENOENT, -EACCES, ...); -ENOMEM. A message is put in @err.
+ * Thread-safety: any thread.
+ */
+int backend_file_open(const char *path, const struct file_backend_opts *opts,
+		      struct backend **out, char *err, size_t errlen)
+{
+	struct file_backend_opts o = { 0 };
+	struct file_backend *fb;
+	uint64_t size, nr_slots;
+	struct stat st;
+	int fd, rc;
+
+	if (path == NULL || out == NULL)
+		return backend_errf(err, errlen, -EINVAL, "file: no path or output pointer");
+	if (opts != NULL)
+		o = *opts;
+	if (o.queue_depth == 0)
+		o.queue_depth = FILE_DEFAULT_QUEUE_DEPTH;
+	if (o.queue_depth > FILE_MAX_QUEUE_DEPTH)
+		o.queue_depth = FILE_MAX_QUEUE_DEPTH;
+
+	fd = open(path, O_RDWR | O_CLOEXEC | (o.direct ? O_DIRECT : 0));
+	if (fd < 0) {
+		rc = -errno;
+		if (rc == -EINVAL && o.direct)
+			return backend_errf(err, errlen, rc,
+					    "%s: O_DIRECT is not supported here", path);
+		return backend_errf(err, errlen, rc, "%s: cannot open: %s", path,
+				    strerror(-rc));
+	}
+	if (fstat(fd, &st) != 0) {
+		rc = -errno;
+		close(fd);
+		return backend_errf(err, errlen, rc, "%s: fstat: %s", path, strerror(-rc));
+	}
+	if (S_ISREG(st.st_mode)) {
+		size = (uint64_t)st.st_size;
+	} else if (S_ISBLK(st.st_mode)) {
+		if (ioctl(fd, BLKGETSIZE64, &size) != 0) {
+			rc = -errno;
+			close(fd);
+			return backend_errf(err, errlen, rc, "%s: BLKGETSIZE64: %s",
+					    path, strerror(-rc));
+		}
+	} else {
+		close(fd);
+		return backend_errf(err, errlen, -EINVAL,
+				    "%s: not a regular file or block device", path);
+	}
+	nr_slots = size / USWAP_PAGE_SIZE;
+	if (nr_slots < 2) {
+		close(fd);
+		return backend_errf(err, errlen, -EINVAL,
+				    "%s: %llu bytes: need 2 pages at least", path,
+				    (unsigned long long)size);
+	}
+
+	fb = calloc(1, sizeof(*fb));
+	if (fb == NULL) {
+		close(fd);
+		return backend_errf(err, errlen, -ENOMEM, "file: out of memory");
+	}
+	fb->fd = fd;
+	fb->direct = o.direct;
+	fb->blkdev = S_ISBLK(st.st_mode);
+	fb->discard = o.discard;
+	fb->size_bytes = size;
+	fb->depth = o.queue_depth;
+	pthread_mutex_init(&fb->sq_lock, NULL);
+	pthread_mutex_init(&fb->cq_lock, NULL);
+	if (!o.no_uring) {
+		rc = io_uring_queue_init(fb->depth, &fb->ring, 0);
+		if (rc == 0) {
+			fb->uring = true;
+			fb->wait_timeout = (fb->ring.features & IORING_FEAT_EXT_ARG) != 0;
+		} else {
+			fb->uring_error = rc; /* e.g. -EPERM (io_uring_disabled), -ENOSYS */
+		}
+	}
+	backend_init(&fb->b, &file_ops, path, nr_slots, 1);
+	fb->b.is_file = !fb->blkdev;
+
+	if (fb->discard)
+		fb->open_discard_rc = discard_bytes(fb, USWAP_PAGE_SIZE,
+						    (nr_slots - 1) * USWAP_PAGE_SIZE);
+	*out = &fb->b;
+	return 0;
+}

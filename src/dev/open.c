@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+/*
+ * open.c - from a device spec to an open backend (uswap_backend_open()) and
+ * to a swapped-on device (uswap_swapon_spec()). A file must carry a valid
+ * mkswap header: its size and bad pages come from there, as swapon(2)
+ * takes them from read_swap_header().
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev/dev.h"
+#include "dev/spec.h"
+#include "swap/header.h"
+
+static int open_spec(const struct dev_spec *s, struct backend **out, char *err,
+		     size_t errlen);
+
+/* Read the header, then open the file for I/O and give it the header's
+ * geometry: slots past last_page are not part of the area. */
+static int open_file(const struct dev_spec *s, struct backend **out, char *err,
+		     size_t errlen)
+{
+	struct uswap_header_info *info = malloc(sizeof(*info));
+	char warn[512] = "";
+	uint64_t *bad = NULL;
+	int rc;
+
+	if (!info)
+		return backend_errf(err, errlen, -ENOMEM, "out of memory");
+	rc = swap_header_read_file(s->path, info, err, errlen, warn, sizeof(warn));
+	if (rc)
+		goto out;
+	if (warn[0])
+		fprintf(stderr, "uswap: warning: %s: %s\n", s->path, warn);
+	if (info->nr_badpages) {
+		bad = malloc(info->nr_badpages * sizeof(*bad));
+		if (!bad) {
+			rc = backend_errf(err, errlen, -ENOMEM, "out of memory");
+			goto out;
+		}
+		memcpy(bad, info->badpages, info->nr_badpages * sizeof(*bad));
+	}
+	rc = backend_file_open(s->path, &s->file, out, err, errlen);
+	if (rc) {
+		free(bad);
+		goto out;
+	}
+	if ((*out)->nr_slots > info->nr_slots)
+		(*out)->nr_slots = info->nr_slots;
+	(*out)->bad_slots = bad; /* freed by backend_release() */
+	(*out)->nr_bad = info->nr_badpages;
+out:
+	free(info);
+	return rc;
+}
+
+static int open_faulty(const struct dev_spec *s, struct backend **out, char *err,
+		       size_t errlen)
+{
+	struct backend *inner;
+	int rc = open_spec(s->inner, &inner, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = backend_faulty_open(inner, &s->faulty, out, err, errlen);
+	if (rc)
+		inner->ops->close(inner);
+	return rc;
+}
+
+static int open_spec(const struct dev_spec *s, struct backend **out, char *err,
+		     size_t errlen)
+{
+	switch (s->kind) {
+	case DEV_KIND_RAM:
+		return backend_ram_open(s->size_bytes, out, err, errlen);
+	case DEV_KIND_ZRAM:
+		return backend_zram_open(s->size_bytes, s->algo, out, err, errlen);
+	case DEV_KIND_FILE:
+		return open_file(s, out, err, errlen);
+	case DEV_KIND_FAULTY:
+		return open_faulty(s, out, err, errlen);
+	default:
+		return backend_errf(err, errlen, -EINVAL, "unknown device kind");
+	}
+}
+
+USWAP_API int uswap_backend_open(const char *spec, struct uswap_backend **out,
+				 int *prio, char *err, size_t errlen)
+{
+	struct dev_spec s;
+	struct backend *b;
+	int rc;
+
+	if (!spec || !out)
+		return backend_errf(err, errlen, -EINVAL, "no spec");
+	rc = dev_spec_parse(spec, &s, err, errlen);
+	if (rc)
+		return rc;
+	rc = open_spec(&s, &b, err, errlen);
+	if (!rc) {
+		*out = (struct uswap_backend *)b;
+		if (prio)
+			*prio = s.prio;
+	}
+	dev_spec_free(&s);
+	return rc;
+}
+
+USWAP_API int uswap_swapon_spec(struct uswap *u, const char *spec, char *err,
+				size_t errlen)
+{
+	struct uswap_swapon_args a = { 0 };
+	struct uswap_backend *b;
+	int type, rc = uswap_backend_open(spec, &b, &a.prio, err, errlen);
+
+	if (rc)
+		return rc;
+	a.backend = b;
+	type = uswap_swapon(u, &a);
+	if (type < 0) {
+		uswap_backend_close(b);
+		return backend_errf(err, errlen, type, "swapon failed: %s",
+				    type == -EMFILE ? "all 32 device types in use"
+				    : type == -EINVAL ? "device too small (needs two clusters, 4 MiB)"
+				    : "see errno");
+	}
+	return type;
+}

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * spec_format.c - device specs back to strings (dev_spec_format()), and
+ * the exported uswap_spec_parse(), which describes a parsed spec in the
+ * public struct uswap_spec_info.
+ *
+ * The canonical string is the shortest spelling that parses back to the
+ * same spec: options in spec.h's grammar order, defaults left out, sizes
+ * in the largest binary unit that divides them. It is what tools print
+ * and what a config file can store.
+ */
+#include "dev/spec.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------
+ * The canonical string
+ * ---------------------------------------------------------------------- */
+
+struct sbuf {
+	char *buf;
+	size_t len;  /* bytes of @buf */
+	size_t used; /* characters wanted so far, may exceed len - 1 */
+};
+
+static void __attribute__((format(printf, 2, 3)))
+sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	size_t room = b->used < b->len ? b->len - b->used : 0;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(room ? b->buf + b->used : NULL, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		b->used += (size_t)n;
+}
+
+/* The largest binary unit that divides @bytes exactly. */
+static void sb_size(struct sbuf *b, uint64_t bytes)
+{
+	static const char units[] = "TGMK";
+
+	for (int i = 0; i < 4; i++) {
+		unsigned int shift = 10 * (unsigned int)(4 - i);
+
+		if (bytes && !(bytes & ((UINT64_C(1) << shift) - 1))) {
+			sb_printf(b, "%" PRIu64 "%c", bytes >> shift, units[i]);
+			return;
+		}
+	}
+	sb_printf(b, "%" PRIu64, bytes);
+}
+
+/* The shortest %g form that reads back to the same double, with a '.'
+ * whatever the program's locale (uselocale() is per thread). */
+static void sb_double(struct sbuf *b, double v)
+{
+	locale_t c = dev_spec_c_locale(), old = uselocale(c);
+	char tmp[40];
+
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
+		if (strtod_l(tmp, NULL, c) == v)
+			break;
+	}
+	uselocale(old);
+	sb_printf(b, "%s", tmp);
+}
+
+static void sb_path(struct sbuf *b, const char *path)
+{
+	for (const char *c = path; *c; c++)
+		sb_printf(b, "%s%c", *c == ':' || *c == '\\' ? "\\" : "", *c);
+}
+
+static void sb_slots(struct sbuf *b, const uint64_t *slots, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		sb_printf(b, "%s%" PRIu64, i ? "+" : "", slots[i]);
+}
+
+/* OPTS of a faulty spec, without prio (it is printed with the device). */
+static void sb_faulty_opts(struct sbuf *b, const struct faulty_opts *f)
+{
+	const double rates[] = { f->read_error_rate, f->write_error_rate,
+				 f->discard_error_rate };
+	static const char *const rate_names[] = { "read", "write", "discard" };
+	const char *sep = "";
+
+	for (int i = 0; i < 3; i++) {
+		if (rates[i] == 0.0)
+			continue;
+		sb_printf(b, "%s%s=", sep, rate_names[i]);
+		sb_double(b, rates[i]);
+		sep = ",";
+	}
+	if (f->latency_us)
+		sb_printf(b, "%slatency=%u", sep, f->latency_us), sep = ",";
+	if (f->seed != DEV_SPEC_DEFAULT_SEED)
+		sb_printf(b, "%sseed=%" PRIu64, sep, f->seed), sep = ",";
+	if (f->nr_bad_read) {
+		sb_printf(b, "%sread_slots=", sep), sep = ",";
+		sb_slots(b, f->bad_read_slots, f->nr_bad_read);
+	}
+	if (f->nr_bad_write) {
+		sb_printf(b, "%swrite_slots=", sep), sep = ",";
+		sb_slots(b, f->bad_write_slots, f->nr_bad_write);
+	}
+	if (f->nr_bad_discard) {
+		sb_printf(b, "%sdiscard_slots=", sep), sep = ",";
+		sb_slots(b, f->bad_discard_slots, f->nr_bad_discard);
+	}
+	if (f->fail_nth)
+		sb_printf(b, "%sfail_nth=%" PRIu64 "%s", sep, f->fail_nth,
+			  f->fail_persistent ? ",persistent" : "");
+}
+
+static int sb_spec(struct sbuf *b, const struct dev_spec *spec)
+{
+	const struct file_backend_opts *fo = &spec->file;
+
+	if ((unsigned int)spec->kind >= DEV_KIND_MAX)
+		return -EINVAL;
+	sb_printf(b, "%s:", dev_kind_name(spec->kind));
+	if (spec->kind == DEV_KIND_FAULTY) {
+		if (!spec->inner)
+			return -EINVAL;
+		sb_faulty_opts(b, &spec->faulty);
+		sb_printf(b, ":");
+		return sb_spec(b, spec->inner);
+	}
+	if (spec->kind == DEV_KIND_FILE)
+		sb_path(b, spec->path ? spec->path : "");
+	else
+		sb_size(b, spec->size_bytes);
+	if (spec->kind == DEV_KIND_ZRAM && strcmp(spec->algo, "lz4"))
+		sb_printf(b, ":%s", spec->algo);
+	if (spec->prio != USWAP_PRIO_DEFAULT)
+		sb_printf(b, ":prio=%d", spec->prio);
+	if (spec->kind != DEV_KIND_FILE)
+		return 0;
+	if (fo->discard)
+		sb_printf(b, ":discard");
+	if (fo->direct)
+		sb_printf(b, ":direct");
+	if (fo->queue_depth != DEV_SPEC_DEFAULT_QD)
+		sb_printf(b, ":qd=%u", fo->queue_depth);
+	if (fo->no_uring)
+		sb_printf(b, ":sync");
+	return 0;
+}
+
+int dev_spec_format(const struct dev_spec *spec, char *buf, size_t len)
+{
+	struct sbuf b = { .buf = buf, .len = len, .used = 0 };
+	int rc;
+
+	if (buf && len)
+		buf[0] = '\0';
+	if (!spec)
+		return -EINVAL;
+	rc = sb_spec(&b, spec);
+	if (rc)
+		return rc;
+	if (!buf || b.used >= len || b.used > INT32_MAX)
+		return -ENOSPC;
+	return (int)b.used;
+}
+
+/* ------------------------------------------------------------------------
+ * Exported name (include/uswap/uswap.h)
+ * ---------------------------------------------------------------------- */
+
+static void export_faulty(const struct faulty_opts *f, struct uswap_spec_faulty *out)
+{
+	out->read_error_rate = f->read_error_rate;
+	out->write_error_rate = f->write_error_rate;
+	out->discard_error_rate = f->discard_error_rate;
+	out->latency_us = f->latency_us;
+	out->seed = f->seed;
+	out->nr_bad_read_slots = f->nr_bad_read;
+	out->nr_bad_write_slots = f->nr_bad_write;
+	out->nr_bad_discard_slots = f->nr_bad_discard;
+	out->fail_nth = f->fail_nth;
+	out->fail_persistent = f->fail_persistent;
+}
+
+static void export_device(const struct dev_spec *d, struct uswap_spec_info *out)
+{
+	snprintf(out->kind, sizeof(out->kind), "%s", dev_kind_name(d->kind));
+	out->size_bytes = d->size_bytes;
+	out->nr_slots = d->size_bytes / USWAP_PAGE_SIZE;
+	snprintf(out->algo, sizeof(out->algo), "%s", d->algo);
+	snprintf(out->path, sizeof(out->path), "%s", d->path ? d->path : "");
+	out->queue_depth = d->file.queue_depth;
+	out->discard = d->file.discard;
+	out->direct = d->file.direct;
+	out->sync = d->file.no_uring;
+}
+
+USWAP_API int uswap_spec_parse(const char *spec, struct uswap_spec_info *out,
+			       char *err, size_t errlen)
+{
+	struct dev_spec ds;
+	const struct dev_spec *d;
+	int rc;
+
+	if (!out) {
+		if (err && errlen)
+			snprintf(err, errlen, "no result buffer");
+		return -EINVAL;
+	}
+	rc = dev_spec_parse(spec, &ds, err, errlen);
+	if (rc)
+		return rc;
+	memset(out, 0, sizeof(*out));
+	rc = dev_spec_format(&ds, out->canonical, sizeof(out->canonical));
+	if (rc < 0) {
+		dev_spec_free(&ds);
+		if (err && errlen)
+			snprintf(err, errlen, "device spec too long to print");
+		return -EINVAL;
+	}
+	out->prio = ds.prio;
+	for (d = &ds; d->kind == DEV_KIND_FAULTY; d = d->inner)
+		export_faulty(&d->faulty, &out->faulty[out->nr_faulty++]);
+	export_device(d, out);
+	dev_spec_free(&ds);
+	return 0;
+}

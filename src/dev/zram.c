@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: MIT
+/*
+ * zram.c - the "zram" backend: compressed memory, as the kernel's zram
+ * block device stores swap pages.
+ *
+ * Every page (slot) is stored on its own, as zram does per 4 KiB page: an
+ * order-k folio is 2^k independent pages. A page is kept in one of three
+ * forms, chosen at write time:
+ *   - same-filled: every 8-byte word of the page is equal (zero pages are
+ *     the common case); only that word is kept, no memory is allocated
+ *     (zram's ZRAM_SAME, counted in same_pages);
+ *   - compressed with the device's algorithm (lz4 by default, or zstd),
+ *     in a malloc'ed object of exactly the compressed length;
+ *   - huge: the compressed length would be ZRAM_HUGE_THRESHOLD bytes or
+ *     more, so the page is kept raw in a page-sized object (zram's
+ *     ZRAM_HUGE, when the length reaches zsmalloc's huge_class_size).
+ * A slot never written, or discarded, holds nothing and reads as zeroes.
+ * Overwriting a slot and discarding it free the old object at once
+ * (zram_slot_free() on write and on REQ_OP_DISCARD).
+ *
+ * The size is the disksize, rounded up to whole pages as zram does: slots
+ * past it are refused (-EINVAL). Memory is not capped by the disksize
+ * (zram's mem_limit, 0 = none, is not implemented).
+ *
+ * Per-slot metadata is 16 bytes: the object pointer (or the same-filled
+ * word), its length and a flags word whose bit 0 is the slot's lock (as
+ * zram's ZRAM_LOCK bit), so different slots proceed in parallel and the
+ * only shared state is the statistics (atomics) and the zstd context pool.
+ * Compression runs before the slot lock is taken; decompression runs
+ * under it, because the object may otherwise be freed by a concurrent
+ * discard of the same slot.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <lz4.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "dev/dev.h"
+#include "dev/zram.h"
+#include "util/compiler.h"
+
+/* Slot flags; all but ZRAM_LOCK change only while ZRAM_LOCK is held. */
+enum zram_slot_flag {
+	ZRAM_LOCK = 1u << 0, /* the slot's lock */
+	ZRAM_SAME = 1u << 1, /* element holds the repeated word; no object */
+	ZRAM_HUGE = 1u << 2, /* the object is the page stored raw */
+};
+
+struct zram_slot {
+	union {
+		void *handle;        /* the object (malloc), or NULL */
+		uint64_t element;    /* ZRAM_SAME: the repeated 8-byte word */
+	};
+	uint32_t size;               /* object bytes; 0 when no object */
+	_Atomic uint32_t flags;      /* enum zram_slot_flag */
+};
+_Static_assert(sizeof(struct zram_slot) == 16, "zram slot metadata is 16 bytes");
+
+/* A page's new contents, prepared before the slot lock is taken. */
+struct zram_entry {
+	void *handle;
+	uint64_t element;
+	uint32_t size;
+	uint32_t flags;              /* ZRAM_SAME / ZRAM_HUGE / 0 */
+};
+
+/* One set of zstd contexts; pooled so each is used by one thread at a
+ * time (ZSTD_CCtx/DCtx are not thread-safe) and reused across calls. */
+struct zstd_ctx {
+	struct zstd_ctx *next;       /* pool list; pool_lock */
+	ZSTD_CCtx *cctx;             /* made on first compression */
+	ZSTD_DCtx *dctx;             /* made on first decompression */
+};
+
+struct zram_backend;
+
+struct zram_algo_ops {
+	const char *name;
+	/* Compress one page into @dst (@cap >= the algorithm's bound).
+	 * Return: length > 0, or -ENOMEM/-EIO. */
+	int (*compress)(struct zram_backend *zb, const void *src, void *dst, size_t cap);
+	/* Decompress @len bytes into one page. Return: 0, -EIO (the object
+	 * does not decode to exactly one page), -ENOMEM. */
+	int (*decompress)(struct zram_backend *zb, const void *src, size_t len, void *dst);
+};
+
+struct zram_backend {
+	struct backend b;            /* first */
+	const struct zram_algo_ops *algo;
+	struct zram_slot *slots;     /* nr_slots entries; calloc */
+
+	pthread_mutex_t pool_lock;   /* protects pool */
+	struct zstd_ctx *pool;       /* idle zstd contexts */
+
+	/* mm_stat; atomics, updated per page outside the slot locks */
+	_Atomic uint64_t pages_stored;
+	_Atomic uint64_t compr_data_size;
+	_Atomic uint64_t mem_used;
+	_Atomic uint64_t mem_used_max;
+	_Atomic uint64_t same_pages;
+	_Atomic uint64_t huge_pages;
+	_Atomic uint64_t huge_pages_since;
+	/* io_stat */
+	_Atomic uint64_t num_reads;
+	_Atomic uint64_t num_writes;
+	_Atomic uint64_t failed_reads;
+	_Atomic uint64_t failed_writes;
+	_Atomic uint64_t notify_free;
+};
+
+/* Big enough for either algorithm's worst case on one page. */
+#define ZRAM_BOUND (LZ4_COMPRESSBOUND(USWAP_PAGE_SIZE) > ZSTD_COMPRESSBOUND(USWAP_PAGE_SIZE) ? \
+		    LZ4_COMPRESSBOUND(USWAP_PAGE_SIZE) : ZSTD_COMPRESSBOUND(USWAP_PAGE_SIZE))
+
+static _Atomic unsigned int zram_ids; /* next default name "zram<N>" */
+static const struct backend_ops zram_ops;
+
+static inline struct zram_backend *to_zram(struct backend *b)
+{
+	return (struct zram_backend *)b;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* ------------------------------------------------------------------ */
+/* Slot lock (zram_slot_lock(): a bit in the slot's flags) */
+
+/* Take @s's lock; returns the slot's flags (without ZRAM_LOCK). Spins
+ * briefly, then yields: the holder may be preempted on a small machine. */
+static uint32_t slot_lock(struct zram_slot *s)
+{
+	unsigned int spins = 0;
+
+	for (;;) {
+		uint32_t f = atomic_fetch_or_explicit(&s->flags, ZRAM_LOCK,
+						      memory_order_acquire);
+		if (!(f & ZRAM_LOCK))
+			return f;
+		while (atomic_load_explicit(&s->flags, memory_order_relaxed) & ZRAM_LOCK) {
+			if (++spins < 128)
+				cpu_relax();
+			else
+				sched_yield();
+		}
+	}
+}
+
+/* Release @s's lock, publishing @flags as the slot's new flags. */
+static void slot_unlock(struct zram_slot *s, uint32_t flags)
+{
+	atomic_store_explicit(&s->flags, flags & ~(uint32_t)ZRAM_LOCK,
+			      memory_order_release);
+}
+
+/* ------------------------------------------------------------------ */
+/* Statistics */
+
+static inline void stat_add64(_Atomic uint64_t *v, uint64_t n)
+{
+	atomic_fetch_add_explicit(v, n, memory_order_relaxed);
+}
+
+static inline void stat_sub64(_Atomic uint64_t *v, uint64_t n)
+{
+	atomic_fetch_sub_explicit(v, n, memory_order_relaxed);
+}
+
+static void mem_used_add(struct zram_backend *zb, uint64_t n)
+{
+	uint64_t now = atomic_fetch_add_explicit(&zb->mem_used, n,
+						 memory_order_relaxed) + n;
+	uint64_t max = atomic_load_explicit(&zb->mem_used_max, memory_order_relaxed);
+
+	while (now > max &&
+	       !atomic_compare_exchange_weak_explicit(&zb->mem_used_max, &max, now,
+						      memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+}
+
+/* Account a page entering (@sign > 0) or leaving (@sign < 0) the device. */
+static void account(struct zram_backend *zb, const struct zram_entry *e, int sign)
+{
+	uint64_t mem = e->handle != NULL ? malloc_usable_size(e->handle) : 0;
+
+	if (sign > 0) {
+		stat_add64(&zb->pages_stored, 1);
+		stat_add64(&zb->compr_data_size, e->size);
+		mem_used_add(zb, mem);
+		if (e->flags & ZRAM_SAME)
+			stat_add64(&zb->same_pages, 1);
+		if (e->flags & ZRAM_HUGE) {
+			stat_add64(&zb->huge_pages, 1);
+			stat_add64(&zb->huge_pages_since, 1);
+		}
+	} else {
+		stat_sub64(&zb->pages_stored, 1);
+		stat_sub64(&zb->compr_data_size, e->size);
+		stat_sub64(&zb->mem_used, mem);
+		if (e->flags & ZRAM_SAME)
+			stat_sub64(&zb->same_pages, 1);
+		if (e->flags & ZRAM_HUGE)
+			stat_sub64(&zb->huge_pages, 1);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Algorithms */
+
+static int lz4_compress(struct zram_backend *zb, const void *src, void *dst, size_t cap)
+{
+	int len = LZ4_compress_default(src, dst, USWAP_PAGE_SIZE, (int)cap);
+
+	(void)zb;
+	return len > 0 ? len : -EIO;
+}
+
+static int lz4_decompress(struct zram_backend *zb, const void *src, size_t len, void *dst)
+{
+	int n = LZ4_decompress_safe(src, dst, (int)len, USWAP_PAGE_SIZE);
+
+	(void)zb;
+	return n == USWAP_PAGE_SIZE ? 0 : -EIO;
+}
+
+/* Take an idle context set from the pool, or make one. NULL: -ENOMEM. */
+static struct zstd_ctx *zstd_ctx_get(struct zram_backend *zb)
+{
+	struct zstd_ctx *c;
+
+	pthread_mutex_lock(&zb->pool_lock);
+	c = zb->pool;
+	if (c != NULL)
+		zb->pool = c->next;
+	pthread_mutex_unlock(&zb->pool_lock);
+	if (c == NULL)
+		c = calloc(1, sizeof(*c));
+	return c;
+}
+
+static void zstd_ctx_put(struct zram_backend *zb, struct zstd_ctx *c)
+{
+	pthread_mutex_lock(&zb->pool_lock);
+	c->next = zb->pool;
+	zb->pool = c;
+	pthread_mutex_unlock(&zb->pool_lock);
+}
+
+static int zstd_compress(struct zram_backend *zb, const void *src, void *dst, size_t cap)
+{
+	struct zstd_ctx *c = zstd_ctx_get(zb);
+	size_t len;
+	int rc;
+
+	if (c == NULL)
+		return -ENOMEM;
+	if (c->cctx == NULL)
+		c->cctx = ZSTD_createCCtx();
+	if (c->cctx == NULL) {
+		zstd_ctx_put(zb, c);
+		return -ENOMEM;
+	}
+	len = ZSTD_compressCCtx(c->cctx, dst, cap, src, USWAP_PAGE_SIZE, ZRAM_ZSTD_LEVEL);
+	if (!ZSTD_isError(len))
+		rc = (int)len;
+	else if (ZSTD_getErrorCode(len) == ZSTD_error_memory_allocation)
+		rc = -ENOMEM;
+	else
+		rc = -EIO;
+	zstd_ctx_put(zb, c);
+	return rc;
+}
+
+static int zstd_decompress(struct zram_backend *zb, const void *src, size_t len, void *dst)
+{
+	struct zstd_ctx *c = zstd_ctx_get(zb);
+	size_t n;
+
+	if (c == NULL)
+		return -ENOMEM;
+	if (c->dctx == NULL)
+		c->dctx = ZSTD_createDCtx();
+	if (c->dctx == NULL) {
+		zstd_ctx_put(zb, c);
+		return -ENOMEM;
+	}
+	n = ZSTD_decompressDCtx(c->dctx, dst, USWAP_PAGE_SIZE, src, len);
+	zstd_ctx_put(zb, c);
+	if (!ZSTD_isError(n))
+		return n == USWAP_PAGE_SIZE ? 0 : -EIO;
+	return ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? -ENOMEM : -EIO;
+}
+
+static const struct zram_algo_ops zram_algos[] = {
+	{ "lz4", lz4_compress, lz4_decompress },
+	{ "zstd", zstd_compress, zstd_decompress },
+};
+
+/* ------------------------------------------------------------------ */
+/* Pages */
+
+/*
+ * prepare_page() - turn one page into what the slot will hold: the word of
+ * a same-filled page, else a compressed object, else (compressed length
+ * >= ZRAM_HUGE_THRESHOLD) a raw copy. zram_write_page()'s three cases.
+ * Return: 0 and @e filled (the caller owns e->handle); -ENOMEM; -EIO.
+ */
+static int prepare_page(struct zram_backend *zb, const unsigned char *src,
+			struct zram_entry *e)
+{
+	unsigned char tmp[ZRAM_BOUND];
+	int len;
+
+	memset(e, 0, sizeof(*e));
+	if (page_same_filled(src, &e->element)) {
+		e->flags = ZRAM_SAME;
+		return 0;
+	}
+	len = zb->algo->compress(zb, src, tmp, sizeof(tmp));
+	if (len < 0)
+		return len;
+	if ((size_t)len >= ZRAM_HUGE_THRESHOLD) {
+		e->handle = malloc(USWAP_PAGE_SIZE);
+		if (e->handle == NULL)
+			return -ENOMEM;
+		memcpy(e->handle, src, USWAP_PAGE_SIZE);
+		e->size = USWAP_PAGE_SIZE;
+		e->flags = ZRAM_HUGE;
+		return 0;
+	}
+	e->handle = malloc((size_t)len);
+	if (e->handle == NULL)
+		return -ENOMEM;
+	memcpy(e->handle, tmp, (size_t)len);
+	e->size = (uint32_t)len;
+	return 0;
+}
+
+/*
+ * slot_replace() - install @new in slot @index (NULL: make it empty) and
+ * free what it held before, fixing the statistics for both.
+ * Return: true if the slot held data before.
+ */
+static bool slot_replace(struct zram_backend *zb, uint64_t index,
+			 const struct zram_entry *new)
+{
+	struct zram_slot *s = &zb->slots[index];
+	struct zram_entry old = { 0 };
+	bool had;
+	uint32_t f;
+
+	f = slot_lock(s);
+	had = (f & ZRAM_SAME) || s->handle != NULL;
+	if (had) {
+		old.flags = f & (ZRAM_SAME | ZRAM_HUGE);
+		old.size = s->size;
+		if (f & ZRAM_SAME)
+			old.element = s->element;
+		else
+			old.handle = s->handle;
+	}
+	if (new != NULL && (new->flags & ZRAM_SAME)) {
+		s->element = new->element;
+		s->size = 0;
+		f = ZRAM_SAME;
+	} else if (new != NULL) {
+		s->handle = new->handle;
+		s->size = new->size;
+		f = new->flags & ZRAM_HUGE;
+	} else {
+		s->handle = NULL;
+		s->size = 0;
+		f = 0;
+	}
+	slot_unlock(s, f);
+
+	/* Account the new page first so that pages_stored never dips below
+	 * what is stored while a reader sums the figures. */
+	if (new != NULL)
+		account(zb, new, +1);
+	if (had) {
+		account(zb, &old, -1);
+		free(old.handle);
+	}
+	return had;
+}
+
+/* Read slot @index into @dst. Return: 0 or -EIO / -ENOMEM. */
+static int read_page(struct zram_backend *zb, uint64_t index, unsigned char *dst)
+{
+	struct zram_slot *s = &zb->slots[index];
+	uint32_t f = slot_lock(s);
+	int rc = 0;
+
+	if (f & ZRAM_SAME)
+		page_fill_word(dst, s->element);
+	else if (s->handle == NULL)
+		memset(dst, 0, USWAP_PAGE_SIZE);
+	else if (f & ZRAM_HUGE)
+		memcpy(dst, s->handle, USWAP_PAGE_SIZE);
+	else
+		rc = zb->algo->decompress(zb, s->handle, s->size, dst);
+	slot_unlock(s, f);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Backend ops */
+
+/*
+ * zram_read() - decompress the 2^@order pages at @slot into @buf.
+ * Return: 0; -EINVAL (range); -EIO (an object does not decode to a page:
+ * memory corruption; the buffer is garbage); -ENOMEM (zstd context).
+ * Thread-safety: any thread; takes each slot's lock in turn.
+ */
+static int zram_read(struct backend *b, uint64_t slot, unsigned int order, void *buf)
+{
+	struct zram_backend *zb = to_zram(b);
+	unsigned char *dst = buf;
+	int rc = backend_check_io(b, slot, order);
+
+	if (rc)
+		return rc;
+	for (uint64_t i = 0; i < (UINT64_C(1) << order); i++) {
+		rc = read_page(zb, slot + i, dst + i * USWAP_PAGE_SIZE);
+		if (rc) {
+			stat_add64(&zb->failed_reads, 1);
+			return rc;
+		}
+		stat_add64(&zb->num_reads, 1);
+	}
+	return 0;
+}
+
+/*
+ * zram_write() - store the 2^@order pages of @buf at @slot, each page on
+ * its own (same-filled / compressed / huge, see the file comment). The
+ * previous contents of each slot are freed as it is replaced.
+ * Return: 0; -EINVAL (range, nothing written); -ENOMEM (a page could not
+ * be stored: the pages before it hold the new data, it and the pages after
+ * it their old data).
+ * Thread-safety: any thread; compresses without locks, then takes each
+ * slot's lock for the pointer swap.
+ */
+static int zram_write(struct backend *b, uint64_t slot, unsigned int order,
+		      const void *buf)
+{
+	struct zram_backend *zb = to_zram(b);
+	const unsigned char *src = buf;
+	struct zram_entry e;
+	int rc = backend_check_io(b, slot, order);
+
+	if (rc)
+		return rc;
+	for (uint64_t i = 0; i < (UINT64_C(1) << order); i++) {
+		rc = prepare_page(zb, src + i * USWAP_PAGE_SIZE, &e);
+		if (rc) {
+			stat_add64(&zb->failed_writes, 1);
+			return rc;
+		}
+		slot_replace(zb, slot + i, &e);
+		stat_add64(&zb->num_writes, 1);
+	}
+	return 0;
+}
+
+/*
+ * zram_discard() - free the slots [slot, slot + nr) at once (zram's
+ * REQ_OP_DISCARD / swap_slot_free_notify): their memory goes back to the
+ * allocator and they read as zeroes. Slots already empty are skipped.
+ * Return: 0 or -EINVAL (range; nothing freed).
+ * Thread-safety: any thread; takes each slot's lock in turn.
+ */
+static int zram_discard(struct backend *b, uint64_t slot, uint64_t nr_slots)
+{
+	struct zram_backend *zb = to_zram(b);
+	int rc = backend_check_range(b, slot, nr_slots);
+
+	if (rc)
+		return rc;
+	for (uint64_t i = 0; i < nr_slots; i++)
+		if (slot_replace(zb, slot + i, NULL))
+			stat_add64(&zb->notify_free, 1);
+	return 0;
+}
+
+static int zram_flush(struct backend *b)
+{
+	(void)b;
+	return 0;
+}
+
+int zram_mm_stat(struct backend *b, struct zram_mm_stat *st)
+{
+	struct zram_backend *zb = to_zram(b);
+
+	if (b == NULL || b->ops != &zram_ops || st == NULL)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	st->pages_stored = atomic_load(&zb->pages_stored);
+	st->orig_data_size = st->pages_stored * USWAP_PAGE_SIZE;
+	st->compr_data_size = atomic_load(&zb->compr_data_size);
+	st->mem_used_total = atomic_load(&zb->mem_used);
+	st->mem_used_max = atomic_load(&zb->mem_used_max);
+	st->same_pages = atomic_load(&zb->same_pages);
+	st->huge_pages = atomic_load(&zb->huge_pages);
+	st->huge_pages_since = atomic_load(&zb->huge_pages_since);
+	return 0;
+}
+
+int zram_io_stat(struct backend *b, struct zram_io_stat *st)
+{
+	struct zram_backend *zb = to_zram(b);
+
+	if (b == NULL || b->ops != &zram_ops || st == NULL)
+		return -EINVAL;
+	st->num_reads = atomic_load(&zb->num_reads);
+	st->num_writes = atomic_load(&zb->num_writes);
+	st->failed_reads = atomic_load(&zb->failed_reads);
+	st->failed_writes = atomic_load(&zb->failed_writes);
+	st->notify_free = atomic_load(&zb->notify_free);
+	return 0;
+}
+
+const char *zram_algo(struct backend *b)
+{
+	if (b == NULL || b->ops != &zram_ops)
+		return NULL;
+	return to_zram(b)->algo->name;
+}
+
+/* "key value" lines: mm_stat's fields, then io_stat's. */
+static void zram_print_stats(struct backend *b, FILE *out)
+{
+	struct zram_mm_stat mm;
+	struct zram_io_stat io;
+
+	zram_mm_stat(b, &mm);
+	zram_io_stat(b, &io);
+	fprintf(out, "comp_algorithm %s\n", zram_algo(b));
+	fprintf(out, "disksize %llu\n",
+		(unsigned long long)b->nr_slots * USWAP_PAGE_SIZE);
+#define P(st, f) fprintf(out, #f " %llu\n", (unsigned long long)(st).f)
+	P(mm, orig_data_size);
+	P(mm, compr_data_size);
+	P(mm, mem_used_total);
+	P(mm, mem_limit);
+	P(mm, mem_used_max);
+	P(mm, same_pages);
+	P(mm, pages_compacted);
+	P(mm, huge_pages);
+	P(mm, huge_pages_since);
+	P(mm, pages_stored);
+	P(io, num_reads);
+	P(io, num_writes);
+	P(io, failed_reads);
+	P(io, failed_writes);
+	P(io, notify_free);
+#undef P
+}
+
+/* Context: no other thread may use @b. Frees every stored object. */
+static void zram_close(struct backend *b)
+{
+	struct zram_backend *zb = to_zram(b);
+	struct zstd_ctx *c;
+
+	if (b == NULL)
+		return;
+	for (uint64_t i = 0; i < b->nr_slots; i++) {
+		struct zram_slot *s = &zb->slots[i];
+
+		if (!(atomic_load_explicit(&s->flags, memory_order_relaxed) & ZRAM_SAME))
+			free(s->handle);
+	}
+	while ((c = zb->pool) != NULL) {
+		zb->pool = c->next;
+		ZSTD_freeCCtx(c->cctx);
+		ZSTD_freeDCtx(c->dctx);
+		free(c);
+	}
+	pthread_mutex_destroy(&zb->pool_lock);
+	free(zb->slots);
+	backend_release(b);
+	free(zb);
+}
+
+static const struct backend_ops zram_ops = {
+	.kind = "zram",
+	.read = zram_read,
+	.write = zram_write,
+	.discard = zram_discard,
+	.flush = zram_flush,
+	.submit = backend_submit_sync,
+	.reap = backend_reap_sync,
+	.print_stats = zram_print_stats,
+	.close = zram_close,
+};
+
+/*
+ * backend_zram_open() - a compressed-memory backend of @disksize_bytes
+ * (rounded up to whole pages, as zram's disksize_store() does; slot 0
+ * included, first_slot 1), compressing with @algo: "lz4" (also for NULL
+ * or "") or "zstd" (level ZRAM_ZSTD_LEVEL), matched without regard to
+ * case. Memory is allocated as pages are stored, not up front; only the
+ * 16-byte-per-slot table is allocated here.
+ * @out: receives the backend; the caller closes it with ops->close().
+ * Return: 0; -EINVAL (@out NULL, fewer than 2 slots, unknown algorithm;
+ * with a message in @err); -ENOMEM.
+ * Thread-safety: any thread.
+ */
+int backend_zram_open(uint64_t disksize_bytes, const char *algo, struct backend **out,
+		      char *err, size_t errlen)
+{
+	const struct zram_algo_ops *ops = NULL;
+	struct zram_backend *zb;
+	uint64_t nr_slots;
+	char name[32];
+
+	if (out == NULL)
+		return backend_errf(err, errlen, -EINVAL, "zram: no output pointer");
+	if (algo == NULL || *algo == '\0')
+		algo = ZRAM_DEFAULT_ALGO;
+	for (size_t i = 0; i < ARRAY_SIZE(zram_algos); i++)
+		if (strcasecmp(algo, zram_algos[i].name) == 0)
+			ops = &zram_algos[i];
+	if (ops == NULL)
+		return backend_errf(err, errlen, -EINVAL,
+				    "zram: unknown compression algorithm '%s' (lz4, zstd)",
+				    algo);
+	nr_slots = disksize_bytes / USWAP_PAGE_SIZE +
+		   (disksize_bytes % USWAP_PAGE_SIZE != 0);
+	if (nr_slots < 2 || nr_slots > SIZE_MAX / sizeof(struct zram_slot))
+		return backend_errf(err, errlen, -EINVAL,
+				    "zram: disksize %llu bytes: need 2 pages at least",
+				    (unsigned long long)disksize_bytes);
+	zb = calloc(1, sizeof(*zb));
+	if (zb == NULL)
+		return backend_errf(err, errlen, -ENOMEM, "zram: out of memory");
+	zb->slots = calloc(nr_slots, sizeof(*zb->slots));
+	if (zb->slots == NULL) {
+		free(zb);
+		return backend_errf(err, errlen, -ENOMEM,
+				    "zram: cannot allocate the table of %llu slots",
+				    (unsigned long long)nr_slots);
+	}
+	pthread_mutex_init(&zb->pool_lock, NULL);
+	zb->algo = ops;
+	snprintf(name, sizeof(name), "zram%u", atomic_fetch_add(&zram_ids, 1));
+	backend_init(&zb->b, &zram_ops, name, nr_slots, 1);
+	zb->b.free_notify = true; /* freed slots free their memory at once */
+	*out = &zb->b;
+	return 0;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zram.h - what the zram backend exposes beyond backend.h: its memory
+ * figures, the fields of the kernel's /sys/block/zramN/mm_stat.
+ */
+#ifndef USWAP_DEV_ZRAM_H
+#define USWAP_DEV_ZRAM_H
+
+#include "dev/backend.h"
+
+/* Compressed objects of this many bytes or more are not worth keeping
+ * compressed: the page is stored raw and counted in huge_pages. The kernel
+ * uses zsmalloc's huge_class_size (about 3264 bytes with 4 KiB pages); with
+ * malloc as the allocator 3/4 of a page is the break-even point used here. */
+#define ZRAM_HUGE_THRESHOLD (USWAP_PAGE_SIZE * 3 / 4)
+
+/* Defaults and names accepted by backend_zram_open(@algo). */
+#define ZRAM_DEFAULT_ALGO "lz4"
+#define ZRAM_ZSTD_LEVEL   3  /* zstd's default level, as the kernel's */
+
+/*
+ * Memory figures of one zram backend, in bytes unless named _pages. All
+ * are exact when no I/O runs; while I/O runs each field is a moving
+ * snapshot (they are read one by one).
+ *   orig_data_size  = pages_stored * USWAP_PAGE_SIZE (same pages included)
+ *   compr_data_size = sum of stored object sizes: compressed length, or
+ *                     USWAP_PAGE_SIZE for a huge page, 0 for a same page
+ *   mem_used_total  = bytes the allocator holds for those objects
+ *                     (malloc_usable_size of each); >= compr_data_size
+ */
+struct zram_mm_stat {
+	uint64_t orig_data_size;   /* bytes of the pages stored */
+	uint64_t compr_data_size;  /* bytes after compression */
+	uint64_t mem_used_total;   /* bytes of memory used for the objects */
+	uint64_t mem_limit;        /* always 0: no limit (the kernel's default) */
+	uint64_t mem_used_max;     /* peak of mem_used_total since open */
+	uint64_t same_pages;       /* pages stored as one repeated 8-byte word */
+	uint64_t pages_compacted;  /* always 0: malloc does not compact */
+	uint64_t huge_pages;       /* pages stored raw (incompressible) now */
+	uint64_t huge_pages_since; /* pages ever stored raw since open */
+	uint64_t pages_stored;     /* slots holding data (incl. same pages) */
+};
+
+/* Failure and traffic counters, as the kernel's io_stat and stat. */
+struct zram_io_stat {
+	uint64_t num_reads;        /* pages read */
+	uint64_t num_writes;       /* pages written */
+	uint64_t failed_reads;     /* pages whose read failed (bad object) */
+	uint64_t failed_writes;    /* pages whose write failed (ENOMEM, ...) */
+	uint64_t notify_free;      /* slots freed by discard */
+};
+
+/*
+ * zram_mm_stat() - read the memory figures of zram backend @b into @st.
+ * Return: 0; -EINVAL (@b is not a zram backend, or @st NULL).
+ * Thread-safety: any thread, while I/O runs (see the struct comment).
+ */
+int zram_mm_stat(struct backend *b, struct zram_mm_stat *st);
+
+/* zram_io_stat() - as zram_mm_stat(), for the traffic counters. */
+int zram_io_stat(struct backend *b, struct zram_io_stat *st);
+
+/* zram_algo() - the algorithm name ("lz4" or "zstd"), NULL if @b is not a
+ * zram backend. The string is static. */
+const char *zram_algo(struct backend *b);
+
+#endif /* USWAP_DEV_ZRAM_H */

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: the swap path under concurrency, checked against a shadow
+ * model of every page's contents (each page carries its object id and a
+ * version, so any wrong data is caught):
+ *  - with 1 % of writes and 1 % of reads failing, 2 threads swapping pages
+ *    out and in lose no page and never read wrong data;
+ *  - swapoff of a device holding 10^4 slots, while 2 threads keep swapping
+ *    the same pages in and out, moves every page through the owner's
+ *    unuse callback: afterwards every page reads back identical and the
+ *    device is gone.
+ * Arguments: none; USWAP_STRESS_SCALE shrinks the work, USWAP_TEST_SEED
+ * fixes the seed.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dev/backend.h"
+#include "t_util.h"
+
+#define PAGE USWAP_PAGE_SIZE
+
+/* One object: a page that is either in memory or swapped out. */
+struct object {
+	pthread_mutex_t lock;
+	uswap_entry_t entry; /* valid while swapped */
+	bool swapped;
+	uint64_t version;    /* bumped on every rewrite */
+	uint64_t id;
+};
+
+struct model {
+	struct uswap *u;
+	struct object *obj;
+	size_t nr;
+	_Atomic int *owner;  /* [type << 20 | offset] -> object id + 1 */
+	_Atomic uint64_t read_errors, write_errors, verified;
+};
+
+static void stamp(void *page, uint64_t id, uint64_t version)
+{
+	uint64_t *w = page, s = id * 0x9e3779b97f4a7c15ull ^ version;
+
+	w[0] = id;
+	w[1] = version;
+	for (size_t i = 2; i < PAGE / 8; i++)
+		w[i] = t_rand(&s);
+}
+
+static bool stamp_ok(const void *page, uint64_t id, uint64_t version)
+{
+	char want[PAGE];
+
+	stamp(want, id, version);
+	return memcmp(want, page, PAGE) == 0;
+}
+
+static size_t owner_idx(uswap_entry_t e)
+{
+	return (size_t)uswap_entry_type(e) << 20 | (size_t)uswap_entry_offset(e);
+}
+
+/* Swap the object's page out. Context: o->lock held; not swapped. */
+static void obj_swap_out(struct model *m, struct object *o)
+{
+	char page[PAGE];
+	int rc;
+
+	stamp(page, o->id, o->version);
+	rc = uswap_swap_out(m->u, page, 0, 0, &o->entry);
+	if (rc == -EIO) {
+		m->write_errors++; /* the page simply stays in memory */
+		return;
+	}
+	if (rc) {
+		t_fail_async("swap_out of object %llu: %s", (unsigned long long)o->id,
+			     t_errname(rc));
+		return;
+	}
+	atomic_store(&m->owner[owner_idx(o->entry)], (int)o->id + 1);
+	o->swapped = true;
+}
+
+/* Read the page back and check it; on success the entry is freed and the
+ * page is in memory again. Return: 0, or -EIO (still swapped, retry). */
+static int obj_swap_in(struct model *m, struct object *o)
+{
+	char page[PAGE];
+	int rc = uswap_swap_in(m->u, o->entry, 0, page);
+
+	if (rc == -EIO) {
+		m->read_errors++;
+		return rc;
+	}
+	if (rc < 0) {
+		t_fail_async("swap_in of object %llu: %s", (unsigned long long)o->id,
+			     t_errname(rc));
+		return rc;
+	}
+	if (!stamp_ok(page, o->id, o->version))
+		t_fail_async("object %llu version %llu: WRONG DATA", (unsigned long long)o->id,
+			     (unsigned long long)o->version);
+	m->verified++;
+	atomic_store(&m->owner[owner_idx(o->entry)], 0);
+	rc = uswap_swap_free(m->u, o->entry, 0);
+	if (rc)
+		t_fail_async("swap_free: %s", t_errname(rc));
+	o->swapped = false;
+	o->version++; /* the app writes it while it is in memory */
+	return 0;
+}
+
+static void model_init(struct model *m, struct uswap *u, size_t nr)
+{
+	memset(m, 0, sizeof(*m));
+	m->u = u;
+	m->nr = nr;
+	m->obj = calloc(nr, sizeof(*m->obj));
+	m->owner = calloc((size_t)USWAP_MAX_DEVICES << 20, sizeof(*m->owner));
+	assert_non_null(m->obj);
+	assert_non_null(m->owner);
+	for (size_t i = 0; i < nr; i++) {
+		pthread_mutex_init(&m->obj[i].lock, NULL);
+		m->obj[i].id = i;
+	}
+}
+
+/* Bring every page back (retrying failed reads), check it, free all. */
+static void model_drain(struct model *m)
+{
+	for (size_t i = 0; i < m->nr; i++) {
+		struct object *o = &m->obj[i];
+		int tries = 0;
+
+		while (o->swapped && obj_swap_in(m, o) == -EIO && ++tries < 1000)
+			;
+		if (o->swapped)
+			t_fail_async("object %zu never read back", i);
+	}
+	t_assert_no_async_failure("drain");
+}
+
+static void model_free(struct model *m)
+{
+	for (size_t i = 0; i < m->nr; i++)
+		pthread_mutex_destroy(&m->obj[i].lock);
+	free(m->obj);
+	free(m->owner);
+}
+
+struct worker {
+	struct model *m;
+	uint64_t rng;
+	uint64_t ops;
+};
+
+/* Random swap-outs and swap-ins of random objects. */
+static void *traffic(void *arg)
+{
+	struct worker *w = arg;
+	struct model *m = w->m;
+
+	for (uint64_t n = 0; n < w->ops && !t_async_failed(); n++) {
+		struct object *o = &m->obj[t_rand_below(&w->rng, m->nr)];
+
+		pthread_mutex_lock(&o->lock);
+		if (o->swapped)
+			obj_swap_in(m, o);
+		else
+			obj_swap_out(m, o);
+		pthread_mutex_unlock(&o->lock);
+	}
+	return NULL;
+}
+
+static void run_traffic(struct model *m, int nthreads, uint64_t ops_each, uint64_t seed)
+{
+	pthread_t th[4];
+	struct worker w[4];
+
+	for (int i = 0; i < nthreads; i++) {
+		w[i] = (struct worker){ .m = m, .rng = seed + (uint64_t)i, .ops = ops_each };
+		pthread_create(&th[i], NULL, traffic, &w[i]);
+	}
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(th[i], NULL);
+}
+
+static int swapon_backend(struct uswap *u, struct backend *b, int prio)
+{
+	struct uswap_swapon_args a = { .prio = prio, .backend = (struct uswap_backend *)b };
+	int type = uswap_swapon(u, &a);
+
+	t_true(type >= 0);
+	return type;
+}
+
+static struct backend *ram(uint64_t slots)
+{
+	struct backend *b;
+	char err[128];
+
+	t_eq(backend_ram_open(slots * PAGE, &b, err, sizeof(err)), 0);
+	return b;
+}
+
+static void test_faults_lose_no_page_and_never_return_wrong_data(void **state)
+{
+	struct faulty_opts fo = { .read_error_rate = 0.01, .write_error_rate = 0.01,
+				  .seed = t_env_seed() };
+	struct uswap *u = t_create(2, 0);
+	struct backend *b;
+	struct model m;
+	char err[128];
+	uint64_t ops = (uint64_t)(100000 * t_env_scale()) / 2 + 1000;
+
+	t_eq(backend_faulty_open(ram(64 * USWAP_CLUSTER_SLOTS), &fo, &b, err, sizeof(err)), 0);
+	swapon_backend(u, b, -1);
+	swapon_backend(u, ram(64 * USWAP_CLUSTER_SLOTS), -1);
+	model_init(&m, u, 8192);
+	run_traffic(&m, 2, ops, t_env_seed());
+	t_assert_no_async_failure("traffic");
+	model_drain(&m);
+	printf("# %llu pages verified, %llu read errors reported, %llu write errors\n",
+	       (unsigned long long)m.verified, (unsigned long long)m.read_errors,
+	       (unsigned long long)t_stats(u).write_errors);
+	t_true(m.read_errors > 0); /* the faults really happened */
+	t_true(t_stats(u).write_errors > 0);
+	t_eq_u64(t_total_inuse(u), 0);
+	t_check(u);
+	model_free(&m);
+	uswap_destroy(u);
+}
+
+/* The owner's unuse callback: move the page to another device. */
+static int unuse_move(void *ctx, uswap_entry_t e)
+{
+	struct model *m = ctx;
+	int id = atomic_load(&m->owner[owner_idx(e)]) - 1;
+	struct object *o;
+	int rc = 0;
+
+	if (id < 0)
+		return 0; /* freed since the sweep saw it */
+	o = &m->obj[id];
+	pthread_mutex_lock(&o->lock);
+	if (o->swapped && o->entry.val == e.val) {
+		rc = obj_swap_in(m, o); /* back in memory... */
+		if (!rc)
+			obj_swap_out(m, o); /* ...and out to another device */
+	}
+	pthread_mutex_unlock(&o->lock);
+	return rc;
+}
+
+struct swapoff_arg {
+	struct uswap *u;
+	int type;
+	int rc;
+	uint64_t last_left;
+};
+
+static void on_progress(void *ctx, uint64_t left)
+{
+	((struct swapoff_arg *)ctx)->last_left = left;
+}
+
+static void *do_swapoff(void *arg)
+{
+	struct swapoff_arg *s = arg;
+
+	s->rc = uswap_swapoff_progress(s->u, s->type, on_progress, s);
+	return NULL;
+}
+
+static void test_swapoff_moves_every_used_slot_under_traffic(void **state)
+{
+	struct uswap *u = t_create(2, 0);
+	struct swapoff_arg s = { .u = u };
+	struct uswap_device_info info;
+	size_t nr = 12000;
+	struct model m;
+	pthread_t th;
+
+	s.type = swapon_backend(u, ram(64 * USWAP_CLUSTER_SLOTS), 10);
+	swapon_backend(u, ram(64 * USWAP_CLUSTER_SLOTS), 5);
+	swapon_backend(u, ram(64 * USWAP_CLUSTER_SLOTS), 5);
+	model_init(&m, u, nr);
+	for (size_t i = 0; i < nr; i++) /* all out: the prio-10 device first */
+		obj_swap_out(&m, &m.obj[i]);
+	t_true(t_info(u, s.type).inuse >= 10000);
+
+	uswap_set_unuse(u, unuse_move, &m);
+	pthread_create(&th, NULL, do_swapoff, &s);
+	run_traffic(&m, 2, (uint64_t)(50000 * t_env_scale()) + 1000, t_env_seed());
+	pthread_join(th, NULL);
+	t_assert_no_async_failure("traffic during swapoff");
+	t_eq(s.rc, 0);
+	t_eq(s.last_left, 0);
+	t_eq(uswap_device_info(u, s.type, &info), -ENOENT);
+	for (size_t i = 0; i < nr; i++)
+		if (m.obj[i].swapped && uswap_entry_type(m.obj[i].entry) == (unsigned int)s.type)
+			fail_msg("object %zu still on the swapped-off device", i);
+	model_drain(&m);
+	t_eq_u64(m.verified >= nr ? 1 : 0, 1);
+	t_eq_u64(t_total_inuse(u), 0);
+	t_check(u);
+	model_free(&m);
+	uswap_destroy(u);
+}
+
+static void test_swapoff_without_owner_is_refused_while_busy(void **state)
+{
+	struct uswap *u = t_create(2, 0);
+	int type = swapon_backend(u, ram(64 * USWAP_CLUSTER_SLOTS), -1);
+	char page[PAGE] = { 1 };
+	uswap_entry_t e;
+
+	t_eq(uswap_swap_out(u, page, 0, 0, &e), 0);
+	t_eq(uswap_swapoff(u, type), -EBUSY);
+	t_eq(uswap_swap_free(u, e, 0), 0);
+	t_eq(uswap_swapoff(u, type), 0);
+	uswap_destroy(u);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_faults_lose_no_page_and_never_return_wrong_data),
+		cmocka_unit_test(test_swapoff_moves_every_used_slot_under_traffic),
+		cmocka_unit_test(test_swapoff_without_owner_is_refused_while_busy),
+	};
+	return t_run(tests);
+}
