@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -231,6 +232,61 @@ static void test_mkswap_file_round_trips_through_swap_path(void **state)
 	unlink(path);
 }
 
+/* swapon --discard on a file: a cluster that empties is punched out of the
+ * file before reuse, the data of live folios survives, and the file is
+ * whole again (no holes: swapon would refuse it) after swapoff. */
+static void test_file_discard_punches_freed_clusters(void **state)
+{
+	char path[] = "/tmp/uswap-test-discard-XXXXXX", cmd[300], spec[300], err[256];
+	char out[USWAP_PAGE_SIZE * 16], in[sizeof(out)];
+	struct stat st_full, st_punched;
+	uswap_entry_t big, small;
+	int fd = mkstemp(path);
+	void *cluster = malloc(folio_bytes(9));
+
+	t_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "dd if=/dev/zero of=%s bs=1M count=16 status=none && mkswap -q %s >/dev/null 2>&1",
+		 path, path);
+	if (access("/usr/sbin/mkswap", X_OK) || system(cmd)) {
+		unlink(path);
+		t_skip("util-linux mkswap is not available");
+		return;
+	}
+	snprintf(spec, sizeof(spec), "file:%s:discard", path);
+	int type = uswap_swapon_spec(u, spec, err, sizeof(err));
+	if (type < 0)
+		fail_msg("swapon %s: %s", spec, err);
+	fill(out, 4, 5);
+	t_eq(uswap_swap_out(u, out, 4, 0, &small), 0);
+	fill(cluster, 9, 6);
+	t_eq(uswap_swap_out(u, cluster, 9, 0, &big), 0);
+	t_eq(stat(path, &st_full), 0);
+	uint32_t free_before = t_info(u, type).free_clusters;
+	t_eq(uswap_swap_free(u, big, 9), 0);
+	t_eq(stat(path, &st_punched), 0);
+	/* The 2 MiB cluster went back to the file system... */
+	if (st_punched.st_blocks + 4096 > st_full.st_blocks)
+		fail_msg("blocks %lld -> %lld: the freed cluster was not discarded",
+			 (long long)st_full.st_blocks, (long long)st_punched.st_blocks);
+	/* ...and is free again, not stuck on the discard list. */
+	t_eq(t_info(u, type).free_clusters, free_before + 1);
+	t_eq(uswap_swap_in(u, small, 4, in), 0);
+	t_true(memcmp(in, out, folio_bytes(4)) == 0);
+	t_eq(uswap_swap_free(u, small, 4), 0);
+	t_check(u);
+	t_eq(uswap_swapoff(u, type), 0);
+	/* Whole again: the header check (holes) accepts it. */
+	snprintf(spec, sizeof(spec), "file:%s", path);
+	type = uswap_swapon_spec(u, spec, err, sizeof(err));
+	if (type < 0)
+		fail_msg("swapon after discard: %s", err);
+	t_eq(uswap_swapoff(u, type), 0);
+	unlink(path);
+	free(cluster);
+}
+
 /* zram through the swap path: what is stored is accounted, and a freed
  * folio's memory goes back at once (swap_slot_free_notify). */
 static void test_zram_memory_follows_swap_out_and_free(void **state)
@@ -278,6 +334,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_specs_round_trip_on_every_backend_kind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zram_memory_follows_swap_out_and_free, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mkswap_file_round_trips_through_swap_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_discard_punches_freed_clusters, setup, teardown),
 	};
 	return t_run(tests);
 }

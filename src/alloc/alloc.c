@@ -134,7 +134,7 @@ static uint32_t steal_any(struct alloc_ctx *ctx, struct swap_device *si)
 			return 0;
 		ci_lock(ci, ctx->st);
 		if (ci->flags != CLUSTER_FLAG_FREE && ci->flags != CLUSTER_FLAG_DISCARD &&
-		    ci->count < CLUSTER_SLOTS) {
+		    ci->flags != CLUSTER_FLAG_DISCARDING && ci->count < CLUSTER_SLOTS) {
 			off = cluster_alloc_range(si, ci, cluster_first(si, ci), 0, false);
 			if (ci->count == CLUSTER_SLOTS && ci->flags != CLUSTER_FLAG_PERCPU)
 				cluster_move(si, ci, CLUSTER_FLAG_FULL, ctx->st);

@@ -50,6 +50,10 @@ void cluster_move(struct swap_device *si, struct swap_cluster_info *ci,
 struct swap_cluster_info *cluster_isolate(struct swap_device *si,
 					  struct cluster_list *l,
 					  struct pcpu_stats *st);
+struct swap_cluster_info *cluster_isolate_as(struct swap_device *si,
+					     struct cluster_list *l,
+					     enum cluster_flag flag,
+					     struct pcpu_stats *st);
 void cluster_relocate(struct swap_device *si, struct swap_cluster_info *ci,
 		      struct pcpu_stats *st);
 uint32_t cluster_alloc_range(struct swap_device *si, struct swap_cluster_info *ci,
@@ -66,8 +70,10 @@ void device_cluster_filled(struct swap_device *si);
 void device_cluster_unfilled(struct swap_device *si);
 uint64_t device_inuse(struct swap_device *si, struct pcpu_stats *st);
 void device_free(struct swap_device *si);
+#define DEV_FLAG_FILE         0x1 /* a swap file: "file" in the Type column */
+#define DEV_FLAG_PAGE_DISCARD 0x2 /* discard each cluster as it empties */
 int device_swapon(struct uswap *u, const struct uswap_swapon_args *args,
-		  void *backend, void (*backend_close)(void *), bool is_file);
+		  void *backend, void (*backend_close)(void *), unsigned int dev_flags);
 int device_disable(struct uswap *u, struct swap_device *si);
 void device_reenable(struct uswap *u, struct swap_device *si);
 void device_remove(struct uswap *u, struct swap_device *si);

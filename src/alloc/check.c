@@ -73,7 +73,7 @@ static void check_lists(struct checker *c)
 	for (uint32_t i = 0; i < si->nr_clusters; i++) {
 		uint8_t f = si->cluster_info[i].flags;
 
-		if (!seen[i] && f != CLUSTER_FLAG_PERCPU)
+		if (!seen[i] && f != CLUSTER_FLAG_PERCPU && f != CLUSTER_FLAG_DISCARDING)
 			bad(c, "cluster %u has flag %u but is on no list", i, f);
 	}
 	free(seen);
@@ -104,7 +104,8 @@ static void check_counts(struct checker *c, struct pcpu_stats *st)
 		if (continued && !ci->ext)
 			bad(c, "cluster %u has continued counts but no side table", i);
 		if ((ci->count == 0) != (ci->flags == CLUSTER_FLAG_FREE ||
-					 ci->flags == CLUSTER_FLAG_DISCARD))
+					 ci->flags == CLUSTER_FLAG_DISCARD ||
+					 ci->flags == CLUSTER_FLAG_DISCARDING))
 			bad(c, "cluster %u: count %u with flag %u", i, ci->count, ci->flags);
 		if (ci->flags == CLUSTER_FLAG_FULL && ci->count != CLUSTER_SLOTS)
 			bad(c, "cluster %u on the full list with count %u", i, ci->count);

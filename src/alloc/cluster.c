@@ -114,6 +114,15 @@ struct swap_cluster_info *cluster_isolate(struct swap_device *si,
 					  struct cluster_list *l,
 					  struct pcpu_stats *st)
 {
+	return cluster_isolate_as(si, l, CLUSTER_FLAG_PERCPU, st);
+}
+
+/* cluster_isolate() giving the isolated cluster @flag, an off-list state. */
+struct swap_cluster_info *cluster_isolate_as(struct swap_device *si,
+					     struct cluster_list *l,
+					     enum cluster_flag flag,
+					     struct pcpu_stats *st)
+{
 	struct swap_cluster_info *ci;
 	uint32_t idx;
 
@@ -125,7 +134,7 @@ struct swap_cluster_info *cluster_isolate(struct swap_device *si,
 		if (!spin_trylock_stat(&ci->lock, lstat(st, USWAP_LOCK_CLUSTER)))
 			continue;
 		list_del_locked(si, l, ci);
-		ci->flags = CLUSTER_FLAG_PERCPU;
+		ci->flags = (uint8_t)flag;
 		spin_unlock(&si->lock);
 		stat_inc(&st->cluster_moves);
 		return ci;
@@ -146,7 +155,7 @@ void cluster_relocate(struct swap_device *si, struct swap_cluster_info *ci,
 	enum cluster_flag flag;
 
 	lock_assert_held(&ci->lock);
-	if (ci->flags == CLUSTER_FLAG_DISCARD)
+	if (ci->flags == CLUSTER_FLAG_DISCARD || ci->flags == CLUSTER_FLAG_DISCARDING)
 		return;
 	if (ci->count == 0)
 		flag = CLUSTER_FLAG_FREE;
@@ -251,8 +260,11 @@ void cluster_slots_freed(struct swap_device *si, struct swap_cluster_info *ci,
 	stat_add(&st->free_slots, nr);
 	if (ci->count == 0) {
 		cluster_ext_free(ci); /* no slot can hold a continued count */
-		if (ci->flags != CLUSTER_FLAG_FREE && ci->flags != CLUSTER_FLAG_DISCARD)
-			cluster_move(si, ci, CLUSTER_FLAG_FREE, st);
+		/* A page-discard device must forget the data before the
+		 * cluster is reused: the swap layer discards it, then frees it
+		 * (swap_cluster_schedule_discard()). */
+		cluster_move(si, ci, si->page_discard ? CLUSTER_FLAG_DISCARD
+						      : CLUSTER_FLAG_FREE, st);
 	} else if (ci->flags == CLUSTER_FLAG_FULL || ci->flags == CLUSTER_FLAG_FRAG) {
 		cluster_move(si, ci, CLUSTER_FLAG_NONFULL, st);
 	}

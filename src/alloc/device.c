@@ -217,7 +217,7 @@ void global_unlock(struct uswap *u)
  * taking it). Return: as uswap_swapon().
  */
 int device_swapon(struct uswap *u, const struct uswap_swapon_args *args,
-		  void *backend, void (*backend_close)(void *), bool is_file)
+		  void *backend, void (*backend_close)(void *), unsigned int dev_flags)
 {
 	struct swap_device *si;
 	int type, err = check_swapon_args(args);
@@ -236,6 +236,8 @@ int device_swapon(struct uswap *u, const struct uswap_swapon_args *args,
 		goto fail;
 	}
 	si->type = type;
+	si->backend_is_file = dev_flags & DEV_FLAG_FILE;
+	si->page_discard = dev_flags & DEV_FLAG_PAGE_DISCARD;
 	if (args->name)
 		snprintf(si->name, sizeof(si->name), "%s", args->name);
 	else
@@ -252,7 +254,6 @@ int device_swapon(struct uswap *u, const struct uswap_swapon_args *args,
 	 * with the caller, as the API promises. */
 	si->backend = backend;
 	si->backend_close = backend_close;
-	si->backend_is_file = is_file;
 	global_unlock(u);
 	return type;
 fail:

@@ -68,7 +68,10 @@ enum cluster_flag {
 	CLUSTER_FLAG_FRAG,    /* frag[order]: a scan for `order` failed here */
 	CLUSTER_FLAG_PERCPU,  /* some CPU's current cluster; on no list */
 	CLUSTER_FLAG_FULL,
-	CLUSTER_FLAG_DISCARD, /* waiting for discard (swap-path issue) */
+	CLUSTER_FLAG_DISCARD, /* emptied on a page-discard device: waits on
+				 discard_clusters for the device to forget
+				 it before anyone may reuse it */
+	CLUSTER_FLAG_DISCARDING, /* off the lists while its discard runs */
 	CLUSTER_FLAG_MAX,
 };
 
@@ -125,6 +128,8 @@ struct swap_device {
 				     for a metadata-only device */
 	void (*backend_close)(void *backend);
 	bool backend_is_file;     /* Type column: "file" or "partition" */
+	bool page_discard;        /* empty clusters go to discard_clusters,
+				     not free (SWP_PAGE_DISCARD) */
 	bool unusing;             /* a swapoff is moving its slots away;
 				     u->swapon_lock */
 

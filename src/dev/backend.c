@@ -45,6 +45,7 @@ void backend_init(struct backend *b, const struct backend_ops *ops,
 	b->nr_bad = 0;
 	b->is_file = false;
 	b->free_notify = false;
+	b->discard_clusters = false;
 }
 
 void backend_release(struct backend *b)

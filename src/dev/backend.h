@@ -83,6 +83,9 @@ struct backend {
 	const uint64_t *bad_slots; /* from the swap header; owned by backend */
 	size_t nr_bad;
 	bool is_file;         /* "file" in the Type column, else "partition" */
+	bool discard_clusters;/* wants each cluster discarded when it becomes
+				 free, before reuse (the kernel's page
+				 discard, SWP_PAGE_DISCARD) */
 	bool free_notify;     /* wants a discard of every slot the swap path
 				 frees, at once (zram's swap_slot_free_notify:
 				 the memory goes back); others are discarded

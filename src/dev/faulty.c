@@ -424,6 +424,7 @@ int backend_faulty_open(struct backend *inner, const struct faulty_opts *opts,
 	backend_init(&fy->b, &faulty_ops, inner->name, inner->nr_slots, inner->first_slot);
 	fy->b.is_file = inner->is_file;
 	fy->b.free_notify = inner->free_notify;
+	fy->b.discard_clusters = inner->discard_clusters;
 	*out = &fy->b;
 	return 0;
 }

@@ -560,6 +560,14 @@ static void file_close(struct backend *b)
 	}
 	pthread_mutex_destroy(&fb->sq_lock);
 	pthread_mutex_destroy(&fb->cq_lock);
+	/* Punched holes would make the next swapon refuse the file ("has
+	 * holes"), which the kernel's discard of the blocks under a swap file
+	 * never does: allocate the blocks again (unwritten, so no data is
+	 * written) before letting go. */
+	if (!fb->blkdev && atomic_load(&fb->nr_discard) &&
+	    fallocate(fb->fd, 0, 0, (off_t)fb->size_bytes))
+		fprintf(stderr, "uswap: warning: %s: could not re-allocate discarded blocks: %s\n",
+			b->name, strerror(errno));
 	close(fb->fd);
 	backend_release(b);
 	free(fb);
@@ -679,6 +687,8 @@ int backend_file_open(const char *path, const struct file_backend_opts *opts,
 	if (fb->discard)
 		fb->open_discard_rc = discard_bytes(fb, USWAP_PAGE_SIZE,
 						    (nr_slots - 1) * USWAP_PAGE_SIZE);
+	fb->b.discard_clusters = fb->discard &&
+		!atomic_load(&fb->discard_refused); /* page discard too */
 	*out = &fb->b;
 	return 0;
 }

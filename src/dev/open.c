@@ -31,8 +31,11 @@ static int open_file(const struct dev_spec *s, struct backend **out, char *err,
 	rc = swap_header_read_file(s->path, info, err, errlen, warn, sizeof(warn));
 	if (rc)
 		goto out;
-	if (warn[0])
-		fprintf(stderr, "uswap: warning: %s: %s\n", s->path, warn);
+	for (char *line = warn, *nl; *line; line = nl ? nl + 1 : line + strlen(line)) {
+		nl = strchr(line, '\n');
+		fprintf(stderr, "uswap: warning: %s: %.*s\n", s->path,
+			(int)(nl ? nl - line : (long)strlen(line)), line);
+	}
 	if (info->nr_badpages) {
 		bad = malloc(info->nr_badpages * sizeof(*bad));
 		if (!bad) {

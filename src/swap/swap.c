@@ -255,6 +255,29 @@ static void release_pinned(struct swap_device *si, struct swap_cluster_info *ci,
 	}
 }
 
+/*
+ * discard_empty_clusters() - the kernel's swap_do_scheduled_discard(), run
+ * by the thread whose free emptied a cluster: take each cluster off the
+ * discard list (DISCARDING keeps allocators away), have the device forget
+ * it with no lock held, then put it on the free list. A device refusing
+ * the discard costs nothing more than the call: the cluster is freed all
+ * the same. Context: inside an RCU read section; no lock held.
+ */
+static void discard_empty_clusters(struct swap_device *si, struct pcpu_stats *st)
+{
+	struct backend *b = device_backend(si);
+	struct swap_cluster_info *ci;
+
+	while ((ci = cluster_isolate_as(si, &si->discard_clusters,
+					CLUSTER_FLAG_DISCARDING, st))) {
+		ci_unlock(ci);
+		b->ops->discard(b, cluster_first(si, ci), CLUSTER_SLOTS);
+		ci_lock(ci, st);
+		cluster_move(si, ci, CLUSTER_FLAG_FREE, st);
+		ci_unlock(ci);
+	}
+}
+
 USWAP_API int uswap_swap_free(struct uswap *u, uswap_entry_t entry, unsigned int order)
 {
 	struct pcpu_stats *st = this_cpu_stats(u);
@@ -280,6 +303,8 @@ USWAP_API int uswap_swap_free(struct uswap *u, uswap_entry_t entry, unsigned int
 		ci_lock(ci, st);
 		release_pinned(si, ci, off, nr, released, st);
 		ci_unlock(ci);
+		if (si->page_discard)
+			discard_empty_clusters(si, st);
 	} else {
 		stat_inc(&st->bad_free);
 	}

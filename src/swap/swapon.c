@@ -52,7 +52,7 @@ USWAP_API int uswap_swapon(struct uswap *u, const struct uswap_swapon_args *args
 	if (!args)
 		return -EINVAL;
 	if (!args->backend)
-		return device_swapon(u, args, NULL, NULL, false);
+		return device_swapon(u, args, NULL, NULL, 0);
 	b = (struct backend *)args->backend;
 	a = *args;
 	if (!a.nr_slots)
@@ -65,7 +65,9 @@ USWAP_API int uswap_swapon(struct uswap *u, const struct uswap_swapon_args *args
 	if (err)
 		return err;
 	a.bad_slots = bad;
-	err = device_swapon(u, &a, b, backend_close_opaque, b->is_file);
+	err = device_swapon(u, &a, b, backend_close_opaque,
+			    (b->is_file ? DEV_FLAG_FILE : 0) |
+			    (b->discard_clusters ? DEV_FLAG_PAGE_DISCARD : 0));
 	free(bad);
 	return err;
 }

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_io.h - `uswap bench io`: swap-out and swap-in throughput per
+ * backend, each beside the raw limit of the same medium measured in the
+ * same run on the same data.
+ *
+ * Glossary:
+ *  measurement  one (device spec, order, threads) triple: a fresh instance,
+ *               the spec swapped on alone, every folio of the data swapped
+ *               out (timed), swapped back in and verified (timed), freed;
+ *  folio        2^order pages moved by one uswap_swap_out()/swap_in() call;
+ *  share        the contiguous run of folios one thread moves;
+ *  limit        what the medium does without uswap on the same bytes:
+ *               memcpy (ram), the raw codec per 4 KiB page (zram), fio on
+ *               the same file (file);
+ *  MB/s         10^6 bytes per second of wall time, all threads together.
+ *
+ * Declarations are grouped by the file that defines them.
+ */
+#ifndef USWAP_TOOLS_BENCH_IO_H
+#define USWAP_TOOLS_BENCH_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uswap/uswap.h>
+
+#define BENCH_IO_MAX_DEVICES 32
+#define BENCH_IO_MAX_THREADS 64
+#define BENCH_IO_ERR_LEN     512
+
+/* The command line, validated. */
+struct bench_io_opts {
+	const char *devices[BENCH_IO_MAX_DEVICES]; /* specs; argv or defaults */
+	unsigned int nr_devices;
+	int orders[USWAP_NR_ORDERS];               /* (=0,4) */
+	int nr_orders;
+	int threads[BENCH_IO_MAX_THREADS];         /* (=1,2) */
+	int nr_threads;
+	uint64_t size_bytes;        /* bytes moved per measurement (=256M),
+				       capped per device to what it holds */
+	const char *data_path;      /* --data; NULL = default source */
+	const char *file_path;      /* --file: adds file:PATH to the defaults */
+	const char *make_file;      /* --make-file: create, mkswap, remove */
+	uint64_t file_size;         /* --file-size (=1G) */
+	bool keep;                  /* --keep: leave the made file */
+	bool drop_caches;           /* --drop-caches before file reads */
+	bool json;
+};
+
+/* The data every measurement moves; buffers are page aligned (mmap). */
+struct bench_io_data {
+	unsigned char *src;         /* size bytes: the page contents */
+	unsigned char *dst;         /* size bytes: swap-in target */
+	unsigned char *store;       /* size bytes: memcpy limit's "device";
+				       made on first use */
+	unsigned char *comp;        /* codec limit: one compressed page per
+				       BENCH_IO_COMP_STRIDE; made on first use */
+	uint32_t *comp_len;         /* compressed length of each page */
+	size_t size;                /* bytes of each buffer but comp */
+	char source[256];           /* file path, or a description */
+	bool generated;             /* pseudo-random text, not a file */
+};
+
+/* fio figures for one file and access pattern; NAN = not measured. */
+struct bench_io_fio {
+	double seq_read_mbps;       /* rw=read, bs = folio bytes */
+	double seq_write_mbps;      /* rw=write, bs = folio bytes */
+	double rand_read_mbps;      /* rw=randread, bs = 4 KiB */
+	double rand_write_mbps;     /* rw=randwrite, bs = 4 KiB */
+	char params[160];           /* ioengine, numjobs, direct, ... */
+};
+
+/* One measurement and its limits. */
+struct bench_io_row {
+	char spec[USWAP_SPEC_MAX_LEN + 1];
+	char backend[24];           /* label: ram, zram-lz4, file-direct, ... */
+	char kind[8];               /* ram, zram, file (under faulty wrappers) */
+	char algo[8];               /* zram: lz4 or zstd */
+	bool direct;                /* file: O_DIRECT */
+	unsigned int order;
+	unsigned int threads;
+	uint64_t bytes;             /* moved each way */
+	double swapout_s, swapin_s; /* wall time of each phase */
+	double swapout_mbps, swapin_mbps;
+	double limit_out_mbps;      /* NAN: no limit (fio missing, failed) */
+	double limit_in_mbps;
+	const char *limit_out_what; /* e.g. "memcpy", "LZ4_compress_default" */
+	const char *limit_in_what;
+	char limit_note[96];        /* why a limit is missing; "" */
+	double compress_ratio;      /* zram limit: bytes in / compressed; NAN */
+	struct bench_io_fio fio;    /* file only */
+	bool drop_caches;           /* page cache dropped before swap-in */
+	double target_out_pct;      /* the target; NAN = none */
+	double target_in_pct;
+	uint64_t swpin_cached;      /* swap-ins served by the swap cache */
+	uint64_t write_errors;      /* failed device writes (retried) */
+	uint64_t read_errors;
+};
+
+struct bench_io_machine {
+	long nproc;                 /* online CPUs */
+	char kernel[128];           /* uname release */
+	char arch[32];              /* uname machine */
+	char cpu[128];              /* /proc/cpuinfo model name, or "" */
+};
+
+/* ------------------------------------------------------------------------
+ * bench_io.c: options, the run, files and caches
+ * ---------------------------------------------------------------------- */
+int cmd_bench_io(int argc, char **argv);
+
+/* Write "1" to /proc/sys/vm/drop_caches after sync(). Return: 0 or
+ * -errno, with a reason in @err. */
+int bench_io_drop_caches(char *err, size_t errlen);
+
+/* ------------------------------------------------------------------------
+ * bench_io_run.c: the data and one uswap measurement
+ * ---------------------------------------------------------------------- */
+
+/* Fill @d with @size bytes from @path repeated (NULL: the default text
+ * file, else generated text). Return: 0 or -errno with @err set. */
+int bench_io_data_init(struct bench_io_data *d, size_t size, const char *path,
+		       char *err, size_t errlen);
+void bench_io_data_fini(struct bench_io_data *d);
+
+/*
+ * bench_io_measure() - the uswap part of @row (spec, order, threads set
+ * by the caller; bytes is the wanted size and is lowered to what the
+ * device holds). With @drop_caches the page cache is dropped between the
+ * two phases. A swapped-in byte that differs from the source is an error.
+ * Return: 0; -errno with a one-line reason in @err.
+ */
+int bench_io_measure(struct bench_io_data *d, struct bench_io_row *row,
+		     bool drop_caches, char *err, size_t errlen);
+
+/* Run @fn(arg, i) on @threads threads released together; returns the wall
+ * time from the release to the last thread's end, in seconds. Used by the
+ * uswap phases and by the limits alike, so both are timed the same way. */
+typedef void (*bench_io_thread_fn)(void *arg, unsigned int i);
+double bench_io_run_threads(unsigned int threads, bench_io_thread_fn fn, void *arg);
+
+/* ------------------------------------------------------------------------
+ * bench_io_limit.c: raw limits
+ * ---------------------------------------------------------------------- */
+
+/* Fill the limit fields of @row (after bench_io_measure(), same bytes).
+ * Results are cached across rows where they cannot differ. Return: 0;
+ * -errno with @err set (an error of the limit itself, not a missing fio). */
+int bench_io_limit(struct bench_io_data *d, struct bench_io_row *row,
+		   bool drop_caches, char *err, size_t errlen);
+void bench_io_limit_fini(void);
+/* Path of the fio executable, or NULL when it is not installed. */
+const char *bench_io_fio_path(void);
+
+/* ------------------------------------------------------------------------
+ * bench_io_report.c: table and JSON
+ * ---------------------------------------------------------------------- */
+void bench_io_machine_get(struct bench_io_machine *m);
+void bench_io_print_table(const struct bench_io_opts *opts,
+			  const struct bench_io_data *d,
+			  const struct bench_io_machine *m,
+			  const struct bench_io_row *rows, unsigned int nr);
+void bench_io_print_json(const struct bench_io_opts *opts,
+			 const struct bench_io_data *d,
+			 const struct bench_io_machine *m,
+			 const struct bench_io_row *rows, unsigned int nr);
+
+#endif /* USWAP_TOOLS_BENCH_IO_H */
