@@ -12,6 +12,7 @@
  * The grammar and the limits are in spec.h.
  */
 #include "dev/spec.h"
+#include "dev/dev.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -59,19 +60,6 @@ locale_t dev_spec_c_locale(void)
 {
 	pthread_once(&c_locale_once, c_locale_init);
 	return c_locale ? c_locale : LC_GLOBAL_LOCALE;
-}
-
-static int __attribute__((format(printf, 4, 5)))
-fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
 }
 
 /* ------------------------------------------------------------------------
@@ -150,24 +138,24 @@ static int parse_size(const char *kind, const char *s, uint64_t *bytes,
 	int shift, rc;
 
 	if (*s == '\0')
-		return fail(err, errlen, -EINVAL, "%s needs a size, e.g. %s:512M",
+		return backend_errf(err, errlen, -EINVAL, "%s needs a size, e.g. %s:512M",
 			    kind, kind);
 	rc = parse_digits(s, &v, &end);
 	shift = rc == -EINVAL ? -1 : rc ? 0 : suffix_shift(end);
 	if (shift < 0)
-		return fail(err, errlen, -EINVAL, "bad size '%s' (a whole number "
+		return backend_errf(err, errlen, -EINVAL, "bad size '%s' (a whole number "
 			    "of bytes with an optional K, M, G or T suffix, e.g. "
 			    "512M)", s);
 	if (rc || v > (MAX_SIZE_BYTES >> shift))
-		return fail(err, errlen, -EINVAL, "size %s is too large: at most "
+		return backend_errf(err, errlen, -EINVAL, "size %s is too large: at most "
 			    "%" PRIu64 " slots of %u bytes (16T - 4K)", s,
 			    (uint64_t)UINT32_MAX, USWAP_PAGE_SIZE);
 	v <<= shift;
 	if (v % USWAP_PAGE_SIZE)
-		return fail(err, errlen, -EINVAL, "size %s is not a multiple of "
+		return backend_errf(err, errlen, -EINVAL, "size %s is not a multiple of "
 			    "the %u-byte page", s, USWAP_PAGE_SIZE);
 	if (v < MIN_SIZE_BYTES)
-		return fail(err, errlen, -EINVAL, "size %s is too small: at least "
+		return backend_errf(err, errlen, -EINVAL, "size %s is too small: at least "
 			    "4M (%d clusters of %u slots of %u bytes)", s,
 			    USWAP_MIN_CLUSTERS, USWAP_CLUSTER_SLOTS, USWAP_PAGE_SIZE);
 	*bytes = v;
@@ -182,10 +170,10 @@ static int parse_prio(const char *s, int *prio, char *err, size_t errlen)
 
 	rc = parse_digits(s + neg, &v, NULL);
 	if (rc == -EINVAL)
-		return fail(err, errlen, -EINVAL, "bad prio '%s' (an integer "
+		return backend_errf(err, errlen, -EINVAL, "bad prio '%s' (an integer "
 			    "-1..%d)", s, USWAP_PRIO_MAX);
 	if (rc || (neg && v != 1) || (!neg && v > USWAP_PRIO_MAX))
-		return fail(err, errlen, -EINVAL, "prio %s out of range -1..%d",
+		return backend_errf(err, errlen, -EINVAL, "prio %s out of range -1..%d",
 			    s, USWAP_PRIO_MAX);
 	*prio = neg ? -1 : (int)v;
 	return 0;
@@ -198,10 +186,10 @@ static int parse_uint_opt(const char *what, const char *s, uint64_t min,
 	int rc = parse_digits(s, out, NULL);
 
 	if (rc == -EINVAL)
-		return fail(err, errlen, -EINVAL, "bad %s '%s' (an integer %"
+		return backend_errf(err, errlen, -EINVAL, "bad %s '%s' (an integer %"
 			    PRIu64 "..%" PRIu64 ")", what, s, min, max);
 	if (rc || *out < min || *out > max)
-		return fail(err, errlen, -EINVAL, "%s %s out of range %" PRIu64
+		return backend_errf(err, errlen, -EINVAL, "%s %s out of range %" PRIu64
 			    "..%" PRIu64, what, s, min, max);
 	return 0;
 }
@@ -214,14 +202,14 @@ static int parse_rate(const char *what, const char *s, double *rate,
 
 	/* strtod() also takes "nan", "inf", hex and leading blanks */
 	if (!isdigit((unsigned char)*s) && *s != '.')
-		return fail(err, errlen, -EINVAL, "bad %s rate '%s' (a fraction "
+		return backend_errf(err, errlen, -EINVAL, "bad %s rate '%s' (a fraction "
 			    "0..1, e.g. 0.01)", what, s);
 	v = strtod_l(s, &end, dev_spec_c_locale());
 	if (end == s || *end)
-		return fail(err, errlen, -EINVAL, "bad %s rate '%s' (a fraction "
+		return backend_errf(err, errlen, -EINVAL, "bad %s rate '%s' (a fraction "
 			    "0..1, e.g. 0.01)", what, s);
 	if (!(v >= 0.0 && v <= 1.0))
-		return fail(err, errlen, -EINVAL, "%s rate %s out of range 0..1",
+		return backend_errf(err, errlen, -EINVAL, "%s rate %s out of range 0..1",
 			    what, s);
 	*rate = v;
 	return 0;
@@ -238,18 +226,18 @@ static int parse_slot_list(const char *what, const char *s, uint64_t **slots,
 	for (const char *c = s; *c; c++)
 		cap += *c == '+';
 	if (cap > DEV_SPEC_MAX_SLOT_LIST)
-		return fail(err, errlen, -EINVAL, "%s lists %zu slots, at most %d",
+		return backend_errf(err, errlen, -EINVAL, "%s lists %zu slots, at most %d",
 			    what, cap, DEV_SPEC_MAX_SLOT_LIST);
 	v = calloc(cap, sizeof(*v));
 	if (!v)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return backend_errf(err, errlen, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < cap; i++) {
 		const char *end;
 
 		if (parse_digits(s, &v[i], &end) || v[i] == 0 ||
 		    v[i] > UINT32_MAX || (*end && *end != '+')) {
 			free(v);
-			return fail(err, errlen, -EINVAL, "bad slot list %s='%s' "
+			return backend_errf(err, errlen, -EINVAL, "bad slot list %s='%s' "
 				    "(slots 1..%" PRIu32 " joined by '+', e.g. 5+17)",
 				    what, list, UINT32_MAX);
 		}
@@ -324,7 +312,7 @@ static int apply_kind_option(struct dev_spec *spec, const struct kind_option *o,
 	case OPT_ALGO:
 		value = value ? value : o->key;
 		if (strcmp(value, "lz4") && strcmp(value, "zstd"))
-			return fail(err, errlen, -EINVAL, "unknown compression "
+			return backend_errf(err, errlen, -EINVAL, "unknown compression "
 				    "algorithm '%s' (lz4 or zstd)", value);
 		snprintf(spec->algo, sizeof(spec->algo), "%s", value);
 		return 0;
@@ -358,22 +346,22 @@ static int parse_options(const char **pos, struct dev_spec *spec, char *field,
 		int rc;
 
 		if (*key == '\0')
-			return fail(err, errlen, -EINVAL, "empty option in %s spec "
+			return backend_errf(err, errlen, -EINVAL, "empty option in %s spec "
 				    "(a stray ':'?)", kind);
 		if (!o)
-			return fail(err, errlen, -EINVAL, "unknown option%s '%s' "
+			return backend_errf(err, errlen, -EINVAL, "unknown option%s '%s' "
 				    "for %s (expected %s)",
 				    spec->kind == DEV_KIND_ZRAM && !value ?
 				    " or compression algorithm" : "", key, kind,
 				    kind_options[spec->kind]);
 		if (o->has_value && !value)
-			return fail(err, errlen, -EINVAL, "option '%s' of %s needs "
+			return backend_errf(err, errlen, -EINVAL, "option '%s' of %s needs "
 				    "a value (%s=...)", key, kind, key);
 		if (!o->has_value && value)
-			return fail(err, errlen, -EINVAL, "option '%s' of %s takes "
+			return backend_errf(err, errlen, -EINVAL, "option '%s' of %s takes "
 				    "no value", key, kind);
 		if (seen & o->bit)
-			return fail(err, errlen, -EINVAL, "option '%s' given twice "
+			return backend_errf(err, errlen, -EINVAL, "option '%s' given twice "
 				    "in %s spec", o->bit == OPT_ALGO ? "algo" : key,
 				    kind);
 		seen |= o->bit;
@@ -405,11 +393,11 @@ static int parse_file(const char **pos, struct dev_spec *spec, char *field,
 		      char *err, size_t errlen)
 {
 	if (!next_field(pos, field) || field[0] == '\0')
-		return fail(err, errlen, -EINVAL, "file needs a path, e.g. "
+		return backend_errf(err, errlen, -EINVAL, "file needs a path, e.g. "
 			    "file:/var/swap.img");
 	spec->path = strdup(field);
 	if (!spec->path)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return backend_errf(err, errlen, -ENOMEM, "out of memory");
 	spec->file.queue_depth = DEV_SPEC_DEFAULT_QD;
 	return parse_options(pos, spec, field, err, errlen);
 }
@@ -491,19 +479,19 @@ static int parse_faulty_item(char *item, struct dev_spec *spec, unsigned int *se
 	int key = faulty_key(name);
 
 	if (*name == '\0')
-		return fail(err, errlen, -EINVAL, "empty faulty option (a stray "
+		return backend_errf(err, errlen, -EINVAL, "empty faulty option (a stray "
 			    "','?)");
 	if (key < 0)
-		return fail(err, errlen, -EINVAL, "unknown faulty option '%s' "
+		return backend_errf(err, errlen, -EINVAL, "unknown faulty option '%s' "
 			    "(expected %s)", name, faulty_keys_hint);
 	if (key != FK_PERSISTENT && !value)
-		return fail(err, errlen, -EINVAL, "faulty option '%s' needs a "
+		return backend_errf(err, errlen, -EINVAL, "faulty option '%s' needs a "
 			    "value (%s=...)", name, name);
 	if (key == FK_PERSISTENT && value)
-		return fail(err, errlen, -EINVAL, "faulty option 'persistent' "
+		return backend_errf(err, errlen, -EINVAL, "faulty option 'persistent' "
 			    "takes no value");
 	if (*seen & (1u << key))
-		return fail(err, errlen, -EINVAL, "faulty option '%s' given twice",
+		return backend_errf(err, errlen, -EINVAL, "faulty option '%s' given twice",
 			    name);
 	*seen |= 1u << key;
 	return apply_faulty_option(spec, (enum faulty_key)key, value, prio, err, errlen);
@@ -530,7 +518,7 @@ static int parse_faulty_opts(char *opts, struct dev_spec *spec, int *prio,
 			return rc;
 	}
 	if (f->fail_persistent && !f->fail_nth)
-		return fail(err, errlen, -EINVAL, "faulty option 'persistent' "
+		return backend_errf(err, errlen, -EINVAL, "faulty option 'persistent' "
 			    "needs fail_nth=N (the first request to fail)");
 	f->bad_read_slots = spec->read_slots;
 	f->bad_write_slots = spec->write_slots;
@@ -556,22 +544,22 @@ static int parse_faulty(const char **pos, struct dev_spec *spec, char *field,
 	int rc;
 
 	if (!next_field(pos, field) || !*pos)
-		return fail(err, errlen, -EINVAL, "faulty needs options and an "
+		return backend_errf(err, errlen, -EINVAL, "faulty needs options and an "
 			    "inner spec, e.g. faulty:read=0.01:ram:64M");
 	if (depth >= DEV_SPEC_MAX_FAULTY)
-		return fail(err, errlen, -EINVAL, "faulty wrappers nested more "
+		return backend_errf(err, errlen, -EINVAL, "faulty wrappers nested more "
 			    "than %d deep", DEV_SPEC_MAX_FAULTY);
 	rc = parse_faulty_opts(field, spec, &prio, err, errlen);
 	if (rc)
 		return rc;
 	spec->inner = calloc(1, sizeof(*spec->inner));
 	if (!spec->inner)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return backend_errf(err, errlen, -ENOMEM, "out of memory");
 	rc = parse_level(*pos, spec->inner, depth + 1, err, errlen);
 	if (rc)
 		return rc;
 	if (prio != -2 && spec->inner->prio_set)
-		return fail(err, errlen, -EINVAL, "prio given twice: in the "
+		return backend_errf(err, errlen, -EINVAL, "prio given twice: in the "
 			    "faulty options and in the inner spec");
 	if (prio != -2)
 		set_prio_down(spec->inner, prio);
@@ -593,9 +581,9 @@ static int parse_kind(const char *field, enum dev_kind *kind, char *err, size_t 
 		}
 	}
 	if (*field == '\0')
-		return fail(err, errlen, -EINVAL, "empty device spec (expected "
+		return backend_errf(err, errlen, -EINVAL, "empty device spec (expected "
 			    "ram:SIZE, zram:SIZE, file:PATH or faulty:OPTS:SPEC)");
-	return fail(err, errlen, -EINVAL, "unknown device kind '%s' (expected "
+	return backend_errf(err, errlen, -EINVAL, "unknown device kind '%s' (expected "
 		    "ram, zram, file or faulty)", field);
 }
 
@@ -610,7 +598,7 @@ static int parse_level(const char *s, struct dev_spec *out, int depth,
 
 	field = malloc(FIELD_MAX);
 	if (!field)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return backend_errf(err, errlen, -ENOMEM, "out of memory");
 	out->prio = USWAP_PRIO_DEFAULT;
 	next_field(&pos, field);
 	rc = parse_kind(field, &out->kind, err, errlen);
@@ -629,12 +617,12 @@ int dev_spec_parse(const char *s, struct dev_spec *out, char *err, size_t errlen
 	int rc;
 
 	if (!out)
-		return fail(err, errlen, -EINVAL, "no result buffer");
+		return backend_errf(err, errlen, -EINVAL, "no result buffer");
 	memset(out, 0, sizeof(*out));
 	if (!s)
-		return fail(err, errlen, -EINVAL, "no device spec");
+		return backend_errf(err, errlen, -EINVAL, "no device spec");
 	if (strnlen(s, DEV_SPEC_MAX_LEN + 1) > DEV_SPEC_MAX_LEN)
-		return fail(err, errlen, -EINVAL, "device spec longer than %d "
+		return backend_errf(err, errlen, -EINVAL, "device spec longer than %d "
 			    "bytes", DEV_SPEC_MAX_LEN);
 	rc = parse_level(s, out, 0, err, errlen);
 	if (rc)

@@ -13,6 +13,7 @@
  * small for uswap".
  */
 #include "swap/header.h"
+#include "dev/dev.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,20 +29,6 @@
 #include <unistd.h>
 
 #define MIN_SLOTS ((uint64_t)USWAP_MIN_CLUSTERS * USWAP_CLUSTER_SLOTS)
-
-/* Format a message into @err (if any) and return @rc. */
-static int __attribute__((format(printf, 4, 5)))
-fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 /* A u32 field in the host's byte order; the page need not be aligned. */
 static uint32_t load32(const unsigned char *p, size_t off)
@@ -99,21 +86,21 @@ static int check_signature(const unsigned char *p, size_t len, char *err, size_t
 	if (!memcmp(magic, SWAP_HDR_MAGIC, SWAP_HDR_MAGIC_LEN))
 		return 0;
 	if (!memcmp(magic, SWAP_HDR_MAGIC_V0, SWAP_HDR_MAGIC_LEN))
-		return fail(err, errlen, -EINVAL,
+		return backend_errf(err, errlen, -EINVAL,
 			    "old v0 swap area (\"SWAP-SPACE\" signature), which "
 			    "Linux no longer supports: run mkswap on it again");
 	sig = hibernation_signature(magic);
 	if (sig)
-		return fail(err, errlen, -EBUSY,
+		return backend_errf(err, errlen, -EBUSY,
 			    "contains a hibernation image (%s signature): resume "
 			    "from it, or run mkswap on it to discard the image", sig);
 	ps = other_page_size(p, len);
 	if (ps)
-		return fail(err, errlen, -EINVAL,
+		return backend_errf(err, errlen, -EINVAL,
 			    "swap header made for page size %u, not %u: run "
 			    "mkswap -p %u on it again", ps, USWAP_PAGE_SIZE,
 			    USWAP_PAGE_SIZE);
-	return fail(err, errlen, -EINVAL,
+	return backend_errf(err, errlen, -EINVAL,
 		    "no swap signature: the last %d bytes of the first page are "
 		    "not \"SWAPSPACE2\" (wrong magic; not made by mkswap?)",
 		    SWAP_HDR_MAGIC_LEN);
@@ -130,10 +117,10 @@ static int check_version(uint32_t version, char *err, size_t errlen)
 	/* The kernel converts such a header; uswap asks for a fresh one,
 	 * so that the label, uuid and bad pages are read as written. */
 	if (__builtin_bswap32(version) == 1)
-		return fail(err, errlen, -EINVAL,
+		return backend_errf(err, errlen, -EINVAL,
 			    "swap header is byte-swapped (made on a machine of "
 			    "the other endianness): run mkswap on it again here");
-	return fail(err, errlen, -EINVAL,
+	return backend_errf(err, errlen, -EINVAL,
 		    "unsupported swap header version %" PRIu32
 		    " (only version 1, SWAPSPACE2, is supported)", version);
 }
@@ -145,17 +132,17 @@ static int check_size(struct uswap_header_info *out, uint64_t area_bytes,
 	uint64_t need;
 
 	if (out->last_page == 0)
-		return fail(err, errlen, -EINVAL, "empty swap area (last_page is 0)");
+		return backend_errf(err, errlen, -EINVAL, "empty swap area (last_page is 0)");
 	out->nr_slots = (uint64_t)out->last_page + 1;
 	need = out->nr_slots * USWAP_PAGE_SIZE;
 	if (need > area_bytes)
-		return fail(err, errlen, -EINVAL,
+		return backend_errf(err, errlen, -EINVAL,
 			    "last_page %" PRIu32 " is beyond the end of the area: "
 			    "the header needs %" PRIu64 " bytes, the area has %"
 			    PRIu64 " (swap area shorter than its header says)",
 			    out->last_page, need, area_bytes);
 	if (out->nr_slots < MIN_SLOTS)
-		return fail(err, errlen, -EINVAL,
+		return backend_errf(err, errlen, -EINVAL,
 			    "swap area too small: %" PRIu64 " slots, uswap needs "
 			    "at least %" PRIu64 " (%d clusters of %u slots, %" PRIu64
 			    " MiB)", out->nr_slots, MIN_SLOTS, USWAP_MIN_CLUSTERS,
@@ -184,11 +171,11 @@ static int read_badpages(const unsigned char *p, struct uswap_header_info *out,
 		uint32_t page = load32(p, SWAP_HDR_BADPAGES_OFF + 4 * (size_t)i);
 
 		if (page == 0)
-			return fail(err, errlen, -EINVAL,
+			return backend_errf(err, errlen, -EINVAL,
 				    "bad-page entry %" PRIu32 " is page 0, which "
 				    "holds the swap header", i);
 		if (page > out->last_page)
-			return fail(err, errlen, -EINVAL,
+			return backend_errf(err, errlen, -EINVAL,
 				    "bad-page entry %" PRIu32 " is page %" PRIu32
 				    ", beyond last_page %" PRIu32, i, page,
 				    out->last_page);
@@ -197,7 +184,7 @@ static int read_badpages(const unsigned char *p, struct uswap_header_info *out,
 	qsort(out->badpages, nr, sizeof(out->badpages[0]), cmp_u64);
 	for (uint32_t i = 1; i < nr; i++)
 		if (out->badpages[i] == out->badpages[i - 1])
-			return fail(err, errlen, -EINVAL,
+			return backend_errf(err, errlen, -EINVAL,
 				    "bad page %" PRIu64 " is listed twice in the "
 				    "bad-page list", out->badpages[i]);
 	/* Only when nr_slots was clamped: the kernel ignores pages >= max. */
@@ -230,7 +217,7 @@ int swap_header_parse(const void *page, size_t page_len, uint64_t area_bytes,
 	int rc;
 
 	if (!page || !out || page_len < USWAP_PAGE_SIZE)
-		return fail(err, errlen, -EINVAL,
+		return backend_errf(err, errlen, -EINVAL,
 			    "a swap header is one %u-byte page, got %zu bytes",
 			    USWAP_PAGE_SIZE, page ? page_len : 0);
 	memset(out, 0, sizeof(*out));
@@ -244,7 +231,7 @@ int swap_header_parse(const void *page, size_t page_len, uint64_t area_bytes,
 	out->last_page = load32(p, SWAP_HDR_LAST_PAGE_OFF);
 	out->nr_badpages = load32(p, SWAP_HDR_NR_BAD_OFF);
 	if (out->nr_badpages > USWAP_HEADER_MAX_BADPAGES)
-		return fail(err, errlen, -EINVAL,
+		return backend_errf(err, errlen, -EINVAL,
 			    "too many bad pages: %" PRIu32 " listed, at most %d "
 			    "fit in a %u-byte header", out->nr_badpages,
 			    USWAP_HEADER_MAX_BADPAGES, USWAP_PAGE_SIZE);
@@ -274,10 +261,10 @@ static int area_size(int fd, const struct stat *st, uint64_t *bytes,
 		return 0;
 	}
 	if (!S_ISBLK(st->st_mode))
-		return fail(err, errlen, -EINVAL,
+		return backend_errf(err, errlen, -EINVAL,
 			    "not a regular file or block device");
 	if (ioctl(fd, BLKGETSIZE64, bytes) < 0)
-		return fail(err, errlen, -errno, "cannot get the block device's "
+		return backend_errf(err, errlen, -errno, "cannot get the block device's "
 			    "size: %s", strerror(errno));
 	return 0;
 }
@@ -292,10 +279,10 @@ static int read_head(int fd, unsigned char *buf, size_t len, char *err, size_t e
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return fail(err, errlen, -errno, "cannot read the swap "
+			return backend_errf(err, errlen, -errno, "cannot read the swap "
 				    "header: %s", strerror(errno));
 		if (n == 0)
-			return fail(err, errlen, -EIO, "cannot read the swap "
+			return backend_errf(err, errlen, -EIO, "cannot read the swap "
 				    "header: file ended after %zu bytes", done);
 		done += (size_t)n;
 	}
@@ -317,7 +304,7 @@ static int check_holes(int fd, const struct stat *st, char *err, size_t errlen)
 	if (allocated >= (uint64_t)st->st_size)
 		return 0;
 	hole = lseek(fd, 0, SEEK_HOLE);
-	return fail(err, errlen, -EINVAL,
+	return backend_errf(err, errlen, -EINVAL,
 		    "file has holes (%" PRIu64 " of %" PRIu64 " bytes allocated"
 		    ", first hole at byte %lld); swapon refuses sparse files: "
 		    "write it in full (dd if=/dev/zero or fallocate), then mkswap",
@@ -372,18 +359,18 @@ static int read_fd(int fd, struct uswap_header_info *out, char *err, size_t errl
 	int rc;
 
 	if (fstat(fd, &st) < 0)
-		return fail(err, errlen, -errno, "cannot stat: %s", strerror(errno));
+		return backend_errf(err, errlen, -errno, "cannot stat: %s", strerror(errno));
 	rc = area_size(fd, &st, &size, err, errlen);
 	if (rc)
 		return rc;
 	if (size < USWAP_PAGE_SIZE)
-		return fail(err, errlen, -EINVAL, "too small to hold a swap "
+		return backend_errf(err, errlen, -EINVAL, "too small to hold a swap "
 			    "header: %" PRIu64 " bytes, a page is %u", size,
 			    USWAP_PAGE_SIZE);
 	len = size < SWAP_HDR_MAX_PAGE_SIZE ? (size_t)size : SWAP_HDR_MAX_PAGE_SIZE;
 	buf = malloc(len);
 	if (!buf)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return backend_errf(err, errlen, -ENOMEM, "out of memory");
 	rc = read_head(fd, buf, len, err, errlen);
 	if (!rc)
 		rc = swap_header_parse(buf, len, size, out, err, errlen);
@@ -409,10 +396,10 @@ int swap_header_read_file(const char *path, struct uswap_header_info *out,
 	if (warn && warnlen)
 		warn[0] = '\0';
 	if (!path || !out)
-		return fail(err, errlen, -EINVAL, "no path or no result buffer");
+		return backend_errf(err, errlen, -EINVAL, "no path or no result buffer");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return fail(err, errlen, -errno, "cannot open: %s", strerror(errno));
+		return backend_errf(err, errlen, -errno, "cannot open: %s", strerror(errno));
 	rc = read_fd(fd, out, err, errlen, warn, warnlen);
 	close(fd);
 	return rc;

@@ -128,6 +128,26 @@ USWAP_API int uswap_swap_out(struct uswap *u, const void *pages, unsigned int or
 	return err;
 }
 
+/*
+ * folio_lock() - enter an RCU read section and lock the cluster of the
+ * folio of 2^@order slots at @entry. Return: the device, or NULL (bad
+ * entry, misaligned, order > 9) with the read section already left.
+ */
+static struct swap_device *folio_lock(struct uswap *u, uswap_entry_t entry,
+				      unsigned int order, struct pcpu_stats *st,
+				      uint32_t *off, struct swap_cluster_info **ci)
+{
+	struct swap_device *si;
+
+	if (order >= NR_ORDERS || uswap_entry_offset(entry) % (1u << order))
+		return NULL;
+	rcu_read_begin();
+	si = lock_range(u, entry, 1u << order, st, off, ci);
+	if (!si)
+		rcu_read_end(&u->rcu_hb);
+	return si;
+}
+
 /* Every slot of the folio must hold a reference (or be pinned by a cached
  * copy) for a swap-in to make sense. Context: ci->lock held. */
 static bool range_in_use(struct swap_device *si, uint32_t off, unsigned int nr)
@@ -150,14 +170,11 @@ USWAP_API int uswap_swap_in(struct uswap *u, uswap_entry_t entry, unsigned int o
 	uint32_t off;
 	int err = 0;
 
-	if (!buf || order >= NR_ORDERS || uswap_entry_offset(entry) % nr)
+	if (!buf)
 		return -EINVAL;
-	rcu_read_begin();
-	si = lock_range(u, entry, nr, st, &off, &ci);
-	if (!si) {
-		err = -EINVAL;
-		goto out;
-	}
+	si = folio_lock(u, entry, order, st, &off, &ci);
+	if (!si)
+		return -EINVAL;
 	if (!range_in_use(si, off, nr)) {
 		ci_unlock(ci);
 		err = -ENOENT;
@@ -288,14 +305,9 @@ USWAP_API int uswap_swap_free(struct uswap *u, uswap_entry_t entry, unsigned int
 	uint32_t off;
 	int err;
 
-	if (order >= NR_ORDERS || uswap_entry_offset(entry) % nr)
+	si = folio_lock(u, entry, order, st, &off, &ci);
+	if (!si)
 		return -EINVAL;
-	rcu_read_begin();
-	si = lock_range(u, entry, nr, st, &off, &ci);
-	if (!si) {
-		rcu_read_end(&u->rcu_hb);
-		return -EINVAL;
-	}
 	err = put_refs_keep_pinned(si, ci, off, nr, released);
 	ci_unlock(ci);
 	if (!err) {
@@ -321,14 +333,9 @@ USWAP_API int uswap_cache_drop(struct uswap *u, uswap_entry_t entry, unsigned in
 	uint32_t off;
 	int err = -ENOENT;
 
-	if (order >= NR_ORDERS || uswap_entry_offset(entry) % nr)
+	si = folio_lock(u, entry, order, st, &off, &ci);
+	if (!si)
 		return -EINVAL;
-	rcu_read_begin();
-	si = lock_range(u, entry, nr, st, &off, &ci);
-	if (!si) {
-		rcu_read_end(&u->rcu_hb);
-		return -EINVAL;
-	}
 	/* Only a clean copy whose slots still hold references: the data is
 	 * on the device, so dropping it costs no I/O. */
 	if (scache_lookup(ci, off % CLUSTER_SLOTS) && range_in_use(si, off, nr) &&
