@@ -29,6 +29,9 @@
 #define BENCH_IO_MAX_DEVICES 32
 #define BENCH_IO_MAX_THREADS 64
 #define BENCH_IO_ERR_LEN     512
+/* Room for one compressed page of either codec (LZ4/ZSTD_COMPRESSBOUND
+ * of 4 KiB are 4128 and 4174 bytes), cache-line aligned. */
+#define BENCH_IO_COMP_STRIDE 4224u
 
 /* The command line, validated. */
 struct bench_io_opts {
@@ -46,6 +49,7 @@ struct bench_io_opts {
 	uint64_t file_size;         /* --file-size (=1G) */
 	bool keep;                  /* --keep: leave the made file */
 	bool drop_caches;           /* --drop-caches before file reads */
+	unsigned int repeat;        /* repetitions per row, median (=3) */
 	bool json;
 };
 
@@ -69,13 +73,30 @@ struct bench_io_fio {
 	double seq_write_mbps;      /* rw=write, bs = folio bytes */
 	double rand_read_mbps;      /* rw=randread, bs = 4 KiB */
 	double rand_write_mbps;     /* rw=randwrite, bs = 4 KiB */
+	/* Not fio: the benchmark's own pwrite/pread loop on the same file
+	 * with the same buffers and folios as the swap path (fio reuses one
+	 * cache-hot buffer per job, the swap path moves distinct memory). */
+	double loop_write_mbps;
+	double loop_read_mbps;
 	char params[160];           /* ioengine, numjobs, direct, ... */
+};
+
+#define BENCH_IO_MAX_REPEAT 15
+
+/* The figures of one repetition of a row; a row reports their medians. */
+struct bench_io_sample {
+	double swapout_s, swapin_s;
+	double swapout_mbps, swapin_mbps;
+	double limit_out_mbps, limit_in_mbps;
+	double compress_ratio;
+	double memcpy_fresh_mbps;
+	struct bench_io_fio fio;    /* params unused */
 };
 
 /* One measurement and its limits. */
 struct bench_io_row {
 	char spec[USWAP_SPEC_MAX_LEN + 1];
-	char backend[24];           /* label: ram, zram-lz4, file-direct, ... */
+	char backend[48];           /* label: ram, zram-lz4, file-direct, ... */
 	char kind[8];               /* ram, zram, file (under faulty wrappers) */
 	char algo[8];               /* zram: lz4 or zstd */
 	bool direct;                /* file: O_DIRECT */
@@ -90,19 +111,26 @@ struct bench_io_row {
 	const char *limit_in_what;
 	char limit_note[96];        /* why a limit is missing; "" */
 	double compress_ratio;      /* zram limit: bytes in / compressed; NAN */
+	double memcpy_fresh_mbps;   /* ram: memcpy of the folios into fresh
+				       (unfaulted) memory, the ceiling of a
+				       store that faults its pages in; NAN */
 	struct bench_io_fio fio;    /* file only */
 	bool drop_caches;           /* page cache dropped before swap-in */
 	double target_out_pct;      /* the target; NAN = none */
 	double target_in_pct;
+	/* Summed over the repetitions: */
 	uint64_t swpin_cached;      /* swap-ins served by the swap cache */
 	uint64_t write_errors;      /* failed device writes (retried) */
 	uint64_t read_errors;
+	unsigned int rep;           /* repetition being measured (0-based) */
+	unsigned int nr_runs;       /* repetitions done; figures are medians */
+	struct bench_io_sample run[BENCH_IO_MAX_REPEAT];
 };
 
 struct bench_io_machine {
 	long nproc;                 /* online CPUs */
 	char kernel[128];           /* uname release */
-	char arch[32];              /* uname machine */
+	char arch[65];              /* uname machine */
 	char cpu[128];              /* /proc/cpuinfo model name, or "" */
 };
 

@@ -272,7 +272,8 @@ void bench_io_data_fini(struct bench_io_data *d)
 		munmap(d->dst, d->size);
 	if (d->store)
 		munmap(d->store, d->size);
-	free(d->comp);
+	if (d->comp)
+		munmap(d->comp, d->size / USWAP_PAGE_SIZE * BENCH_IO_COMP_STRIDE);
 	free(d->comp_len);
 	memset(d, 0, sizeof(*d));
 }
@@ -385,15 +386,24 @@ static int verify(const struct measure *m, char *err, size_t errlen)
 	return -EIO;
 }
 
-/* Bytes the device can take in folios of @order for @threads threads:
- * its usable slots less, per thread, one cluster that the per-CPU cache
- * may hold half used and one for the header slot's cluster. */
+/* Bytes the device surely takes in folios of any order from @threads
+ * threads: its whole clusters less the header slot's cluster (no order-9
+ * run there) and, per thread, one cluster that a CPU's cache may leave
+ * partly used. */
 static uint64_t device_capacity(const struct uswap_device_info *info,
 				unsigned int threads)
 {
-	uint64_t reserve = (uint64_t)(threads + 1) * USWAP_CLUSTER_SLOTS;
+	uint64_t clusters = info->nr_slots / USWAP_CLUSTER_SLOTS;
+	uint64_t reserve = (uint64_t)threads + 1;
+	uint64_t slots;
 
-	return info->pages > reserve ? (info->pages - reserve) * USWAP_PAGE_SIZE : 0;
+	if (clusters <= reserve)
+		return 0;
+	slots = (clusters - reserve) * USWAP_CLUSTER_SLOTS;
+	if (info->nr_slots - info->pages > USWAP_CLUSTER_SLOTS) /* bad slots */
+		slots = slots > info->nr_slots - info->pages ?
+			slots - (info->nr_slots - info->pages) : 0;
+	return slots * USWAP_PAGE_SIZE;
 }
 
 static int stats(struct uswap *u, struct uswap_stats *st)
@@ -501,9 +511,9 @@ int bench_io_measure(struct bench_io_data *d, struct bench_io_row *row,
 		snprintf(err, errlen, "uswap_stats_get: %s", cli_errno_name(rc));
 		goto out;
 	}
-	row->swpin_cached = atomic_load(&m->cached);
-	row->write_errors = after.write_errors - before.write_errors;
-	row->read_errors = after.read_errors - before.read_errors;
+	row->swpin_cached += atomic_load(&m->cached);
+	row->write_errors += after.write_errors - before.write_errors;
+	row->read_errors += after.read_errors - before.read_errors;
 	row->swapout_mbps = (double)row->bytes / 1e6 / row->swapout_s;
 	row->swapin_mbps = (double)row->bytes / 1e6 / row->swapin_s;
 

@@ -7,6 +7,7 @@
  * returning an exit code: 0, 1 (runtime error), 2 (usage error).
  */
 #include "bench_alloc.h"
+#include "bench_io.h"
 #include "cli.h"
 
 #include <getopt.h>
@@ -35,6 +36,8 @@ static const struct command commands[] = {
 static const struct command bench_commands[] = {
 	{ "alloc", cmd_bench_alloc, "slot allocator: throughput, fallback, "
 				    "balance, lock traffic" },
+	{ "io", cmd_bench_io, "swap-out/swap-in MB/s per backend beside "
+			      "its raw limit" },
 	{ NULL, NULL, NULL },
 };
 

@@ -545,8 +545,8 @@ const char *zram_algo(struct backend *b)
 /* "key value" lines: mm_stat's fields, then io_stat's. */
 static void zram_print_stats(struct backend *b, FILE *out)
 {
-	struct zram_mm_stat mm;
-	struct zram_io_stat io;
+	struct zram_mm_stat mm = { 0 };
+	struct zram_io_stat io = { 0 };
 
 	zram_mm_stat(b, &mm);
 	zram_io_stat(b, &io);
