@@ -7,6 +7,7 @@
  * returning an exit code: 0, 1 (runtime error), 2 (usage error).
  */
 #include "bench_alloc.h"
+#include "bench_usemem.h"
 #include "bench_io.h"
 #include "cli.h"
 
@@ -38,6 +39,8 @@ static const struct command bench_commands[] = {
 				    "balance, lock traffic" },
 	{ "io", cmd_bench_io, "swap-out/swap-in MB/s per backend beside "
 			      "its raw limit" },
+	{ "usemem", cmd_bench_usemem, "vm-scalability's usemem on the "
+				      "userfaultfd pager" },
 	{ NULL, NULL, NULL },
 };
 

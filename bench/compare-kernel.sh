@@ -1,0 +1,219 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# compare-kernel.sh - the same usemem workload on the kernel's own swap and
+# on uswap's pager, alternating runs, side by side with their ratio.
+#
+#   bench/compare-kernel.sh [USWAP_BINARY]        (default build/tools/uswap)
+#
+# Kernel side: DEVICES zram devices made for the run (hot_add, lz4, the
+# same size as uswap's), swapped on at one equal priority (the kernel's
+# round robin, as uswap's default-priority devices share theirs; set
+# KPRIO=default for the kernel's -2, -3, ... which fill one after another),
+# a memory cgroup (v2, or v1's memory controller) whose limit is LIMIT,
+# and `uswap bench usemem --no-pager` inside it: plain memory, written and
+# read back by the same workers with the same checks, swapped by the
+# kernel. For ORDER > 0 the kernel's mTHP size of that order is set to
+# "madvise" for the run (the tool asks for huge pages with --order).
+# uswap side: `uswap bench usemem` with the same devices (zram:SIZE each,
+# default priority), the same limit and order.
+#
+# Everything it sets up is torn down in a trap: it swaps off and removes
+# only the zram devices it created, removes its cgroup and restores the
+# mTHP setting. Swap devices that existed before are never touched; it
+# never swaps onto a disk. /proc/swaps is printed before and after.
+#
+# Environment: WORKERS (2), SIZE per worker (256M), LIMIT (128M), ORDER (0),
+# DEVICES (4), RUNS (3, each side), DATA (/usr/share/common-licenses/GPL-3),
+# KPRIO (equal), EXTRA (more options for both sides).
+#
+# Needs root; without it (or without zram or a memory cgroup) it says why,
+# prints "skipped" and exits 0.
+set -u
+
+USWAP=${1:-build/tools/uswap}
+WORKERS=${WORKERS:-2}
+SIZE=${SIZE:-256M}
+LIMIT=${LIMIT:-128M}
+ORDER=${ORDER:-0}
+DEVICES=${DEVICES:-4}
+RUNS=${RUNS:-3}
+DATA=${DATA:-/usr/share/common-licenses/GPL-3}
+KPRIO=${KPRIO:-equal}
+EXTRA=${EXTRA:-}
+
+skip() {
+	echo "compare-kernel: $*"
+	echo "skipped"
+	exit 0
+}
+
+[ "$(id -u)" = 0 ] || skip "needs root (zram devices, swapon, a memory cgroup)"
+[ -x "$USWAP" ] || skip "no uswap binary at $USWAP (build first, or pass its path)"
+command -v mkswap >/dev/null && command -v swapon >/dev/null && command -v swapoff >/dev/null ||
+	skip "mkswap/swapon/swapoff (util-linux) not found"
+[ -r "$DATA" ] || skip "no data file $DATA"
+if [ ! -e /sys/class/zram-control/hot_add ]; then
+	modprobe zram num_devices=0 2>/dev/null
+	[ -e /sys/class/zram-control/hot_add ] || skip "no zram (module zram not available)"
+fi
+
+to_bytes() {
+	local v=$1 n=${1%[KkMmGgTt]}
+	case $v in
+	*[Kk]) echo $((n << 10)) ;;
+	*[Mm]) echo $((n << 20)) ;;
+	*[Gg]) echo $((n << 30)) ;;
+	*[Tt]) echo $((n << 40)) ;;
+	*) echo "$v" ;;
+	esac
+}
+
+ws=$(( $(to_bytes "$SIZE") * WORKERS ))
+limit_bytes=$(to_bytes "$LIMIT")
+# Each device: a DEVICES-th of the working set plus a quarter, in MiB.
+each_mb=$(( (ws / DEVICES + ws / DEVICES / 4 + (1 << 20) - 1) >> 20 ))
+[ "$each_mb" -ge 4 ] || each_mb=4
+
+# ---------------------------------------------------------------------------
+# State to undo
+# ---------------------------------------------------------------------------
+ZRAMS=()          # zram ids this script added
+SWAPPED=()        # /dev/zramN this script swapped on
+CGROUP=""         # cgroup directory this script made
+MTHP_FILE=""      # mTHP "enabled" file changed, and its old value
+MTHP_OLD=""
+
+teardown() {
+	local d id
+	for d in "${SWAPPED[@]}"; do
+		swapoff "$d" 2>/dev/null || echo "compare-kernel: swapoff $d failed" >&2
+	done
+	SWAPPED=()
+	for id in "${ZRAMS[@]}"; do
+		echo 1 > "/sys/block/zram$id/reset" 2>/dev/null
+		echo "$id" > /sys/class/zram-control/hot_remove 2>/dev/null ||
+			echo "compare-kernel: could not remove zram$id" >&2
+	done
+	ZRAMS=()
+	if [ -n "$CGROUP" ] && [ -d "$CGROUP" ]; then
+		rmdir "$CGROUP" 2>/dev/null || echo "compare-kernel: could not remove $CGROUP" >&2
+	fi
+	CGROUP=""
+	if [ -n "$MTHP_FILE" ]; then
+		echo "$MTHP_OLD" > "$MTHP_FILE" 2>/dev/null
+		MTHP_FILE=""
+	fi
+}
+trap teardown EXIT
+trap 'exit 130' INT TERM
+
+swaps_before=$(cat /proc/swaps)
+echo "/proc/swaps before:"
+echo "$swaps_before"
+
+# ---------------------------------------------------------------------------
+# Kernel side: zram devices, cgroup, mTHP
+# ---------------------------------------------------------------------------
+prio_args=()
+[ "$KPRIO" = equal ] && prio_args=(-p 10)
+for ((i = 0; i < DEVICES; i++)); do
+	id=$(cat /sys/class/zram-control/hot_add) || skip "zram hot_add failed"
+	ZRAMS+=("$id")
+	dev=/dev/zram$id
+	for _ in 1 2 3 4 5 6 7 8 9 10; do [ -b "$dev" ] && break; sleep 0.1; done
+	echo lz4 > "/sys/block/zram$id/comp_algorithm" 2>/dev/null ||
+		echo "compare-kernel: zram$id: lz4 not offered, using $(cat /sys/block/zram$id/comp_algorithm)"
+	echo "${each_mb}M" > "/sys/block/zram$id/disksize" || skip "zram$id: disksize refused"
+	mkswap "$dev" >/dev/null || skip "mkswap $dev failed"
+	swapon "${prio_args[@]}" "$dev" || skip "swapon $dev failed"
+	SWAPPED+=("$dev")
+done
+
+if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+	root=/sys/fs/cgroup
+	grep -qw memory $root/cgroup.subtree_control || echo +memory > $root/cgroup.subtree_control
+	CGROUP=$root/uswap-compare-$$
+	mkdir "$CGROUP" || skip "cannot make a cgroup"
+	echo "$limit_bytes" > "$CGROUP/memory.max"
+	echo max > "$CGROUP/memory.swap.max" 2>/dev/null
+	cgver=v2
+elif [ -e /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
+	CGROUP=/sys/fs/cgroup/memory/uswap-compare-$$
+	mkdir "$CGROUP" || skip "cannot make a cgroup"
+	echo "$limit_bytes" > "$CGROUP/memory.limit_in_bytes"
+	cgver=v1
+else
+	skip "no memory cgroup controller (v2 or v1)"
+fi
+
+if [ "$ORDER" -gt 0 ]; then
+	kb=$(( 4 << ORDER ))
+	f=/sys/kernel/mm/transparent_hugepage/hugepages-${kb}kB/enabled
+	if [ -w "$f" ]; then
+		MTHP_OLD=$(sed -n 's/.*\[\(.*\)\].*/\1/p' "$f")
+		MTHP_FILE=$f
+		echo madvise > "$f"
+	else
+		echo "compare-kernel: no mTHP of ${kb} KiB here: the kernel side runs with 4 KiB pages"
+	fi
+fi
+
+common=(--workers "$WORKERS" --size "$SIZE" --order "$ORDER" --data "$DATA" --json)
+# shellcheck disable=SC2206
+extra=($EXTRA)
+
+run_kernel() {
+	sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$CGROUP" \
+		"$USWAP" bench usemem --no-pager "${common[@]}" "${extra[@]}"
+}
+
+run_uswap() {
+	local devs=() i
+	for ((i = 0; i < DEVICES; i++)); do devs+=(--device "zram:${each_mb}M"); done
+	"$USWAP" bench usemem --limit "$LIMIT" "${devs[@]}" "${common[@]}" "${extra[@]}"
+}
+
+field() { # field NAME < json
+	sed -n "s/^ *\"$1\": *\([-0-9.e+]*\),\{0,1\}$/\1/p" | head -n1
+}
+
+echo
+echo "usemem: $WORKERS workers x $SIZE, limit $LIMIT, order $ORDER, $DEVICES x zram ${each_mb}M" \
+     "(kernel: lz4, priority $KPRIO, memory cgroup $cgver), data $DATA, $RUNS runs each"
+printf "%-4s %14s %14s %8s   %9s %9s   %9s %9s\n" run "kernel KB/s" "uswap KB/s" ratio \
+	"k wall s" "u wall s" "k sys s" "u sys s"
+kl=() ul=()
+for ((r = 1; r <= RUNS; r++)); do
+	kj=$(run_kernel 2>/tmp/compare-kernel.$$.err) || {
+		echo "compare-kernel: kernel run failed:"; cat /tmp/compare-kernel.$$.err; rm -f /tmp/compare-kernel.$$.err; exit 1; }
+	uj=$(run_uswap 2>/tmp/compare-kernel.$$.err) || {
+		echo "compare-kernel: uswap run failed:"; cat /tmp/compare-kernel.$$.err; rm -f /tmp/compare-kernel.$$.err; exit 1; }
+	rm -f /tmp/compare-kernel.$$.err
+	k=$(field throughput_kbps <<<"$kj"); u=$(field throughput_kbps <<<"$uj")
+	kl+=("$k"); ul+=("$u")
+	printf "%-4s %14.0f %14.0f %8.3f   %9.2f %9.2f   %9.2f %9.2f\n" "$r" "$k" "$u" \
+		"$(awk -v a="$u" -v b="$k" 'BEGIN { print (b > 0 ? a / b : 0) }')" \
+		"$(field wall_s <<<"$kj")" "$(field wall_s <<<"$uj")" \
+		"$(field sys_s <<<"$kj")" "$(field sys_s <<<"$uj")"
+done
+median() { printf "%s\n" "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+km=$(median "${kl[@]}"); um=$(median "${ul[@]}")
+printf "%-4s %14.0f %14.0f %8.3f   (uswap / kernel, medians)\n" med "$km" "$um" \
+	"$(awk -v a="$um" -v b="$km" 'BEGIN { print (b > 0 ? a / b : 0) }')"
+printf "last run, write / read passes (KB/s): kernel %.0f / %.0f, uswap %.0f / %.0f\n" \
+	"$(field write_kbps <<<"$kj")" "$(field read_kbps <<<"$kj")" \
+	"$(field write_kbps <<<"$uj")" "$(field read_kbps <<<"$uj")"
+echo "kernel, last run: pswpout $(field pswpout <<<"$kj") pages, pswpin $(field pswpin <<<"$kj") pages"
+echo "uswap, last run: fault service p50 $(field fault_us_p50 <<<"$uj") us, p99 $(field fault_us_p99 <<<"$uj") us"
+
+teardown
+trap - EXIT
+swaps_after=$(cat /proc/swaps)
+echo
+echo "/proc/swaps after:"
+echo "$swaps_after"
+if [ "$swaps_before" != "$swaps_after" ]; then
+	echo "compare-kernel: /proc/swaps differs from before the run" >&2
+	exit 1
+fi

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pager.h - the pager's internals: regions of anonymous memory registered
+ * with userfaultfd, the resident limit, the clock and the fault handlers.
+ *
+ * Glossary (DESIGN.md terms):
+ *  folio     2^order pages of a region, aligned to their size: the unit
+ *            that is mapped, charged, evicted and brought back;
+ *  charge    pages counted against the limit (p->resident): a folio is
+ *            charged from just before it is mapped until just after it is
+ *            unmapped, so the mapped pages never exceed the charge;
+ *  clean     a folio mapped write-protected whose swap slots still hold
+ *            its data: evicting it needs no write (the kernel's clean
+ *            swap-cache page);
+ *  busy      a folio owned by one thread for a transition (FAULTING,
+ *            EVICTING, DROPPING, UNPROTECTING, MOVING): nobody else
+ *            changes its state, its slots or its mapping until the owner
+ *            publishes the next state.
+ *
+ * Folio state machine (the low 4 bits of the folio's state word, changed
+ * only by compare-and-swap; the owner of a busy state is the only writer
+ * of the folio's slot[] words and of its mapping):
+ *
+ *   NONE --fault--> FAULTING --map--> RESIDENT (dirty, no slots)
+ *   SWAPPED --fault--> FAULTING --map--> RESIDENT (write fault: slots freed)
+ *                                   \--> CLEAN   (read fault: slots kept,
+ *                                                 mapped write-protected)
+ *   RESIDENT --clock--> EVICTING (write-protected, written) --zap--> SWAPPED
+ *                             \--written meanwhile (CANCEL)--> RESIDENT
+ *   CLEAN --clock--> DROPPING --zap--> SWAPPED (no write)
+ *   CLEAN --write fault--> UNPROTECTING (slots freed, WP off) --> RESIDENT
+ *   SWAPPED --swapoff--> MOVING --> SWAPPED (new slots) or RESIDENT
+ *   FAULTING --read error--> POISONED (poison markers: SIGBUS), or
+ *                            RESIDENT holding the poison fill
+ *
+ * Locking: p->lock (rwlock) guards the region arrays. Every fault, every
+ * reclaim pass and every unuse call runs with it read-held, from lookup to
+ * the end of the folio transition, so a region cannot go away under them;
+ * region create/destroy write-hold it. Nobody may wait for the write side
+ * while read-holding it, nor take it twice (it prefers writers). Lock
+ * order: p->lock -> p->hand_lock -> p->unuse_lock is never nested the
+ * other way; no pager lock is held across a call that takes another.
+ * A thread that finds a folio busy waits (yield) for its owner without
+ * holding anything else than p->lock (read): owners never wait for a
+ * handler, so this cannot deadlock.
+ */
+#ifndef USWAP_PAGER_PAGER_H
+#define USWAP_PAGER_PAGER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uswap/uswap.h>
+
+#include "util/compiler.h"
+
+/* Folio states (the low bits of a state word) */
+enum pfolio_state {
+	PF_NONE,         /* never touched: no memory, no slots */
+	PF_RESIDENT,     /* mapped, may be dirty; no slots */
+	PF_CLEAN,        /* mapped write-protected; slots hold its data */
+	PF_SWAPPED,      /* not mapped; slots hold its data */
+	PF_POISONED,     /* lost to a read error: poison mapped */
+	PF_BUSY_FIRST,
+	PF_FAULTING = PF_BUSY_FIRST, /* a handler is mapping it */
+	PF_EVICTING,     /* write-protected, being written, then unmapped */
+	PF_DROPPING,     /* clean: being unmapped, slots kept */
+	PF_UNPROTECTING, /* clean becoming dirty: slots freed, WP lifted */
+	PF_MOVING,       /* swapoff is moving its slots */
+	PF_STATE_MAX,
+};
+#define PF_STATE_MASK 0xfu
+#define PF_REF    0x10u /* used since the clock hand passed (second chance) */
+#define PF_CANCEL 0x20u /* written while EVICTING: the evictor keeps it */
+#define PF_WHOLE  0x40u /* slots are one order-k allocation (else 2^k
+			   order-0 ones, after -E2BIG) */
+
+static inline unsigned int pf_state(uint32_t s)
+{
+	return s & PF_STATE_MASK;
+}
+
+static inline bool pf_busy(uint32_t s)
+{
+	return pf_state(s) >= PF_BUSY_FIRST;
+}
+
+/* One region: a folio-aligned anonymous mapping registered with the
+ * pager's userfaultfd. Fields other than the arrays' elements are set at
+ * creation and read-only after. */
+struct pager_region {
+	struct uswap_pager *p;
+	uint32_t id;              /* index in p->by_id; in rmap values */
+	char *base;               /* first byte, folio-aligned */
+	size_t size;              /* bytes: nr_folios whole folios */
+	void *map;                /* the mmap (base plus alignment slack) */
+	size_t map_len;
+	size_t nr_folios;
+	_Atomic uint32_t *state;  /* per folio: enum pfolio_state | PF_* */
+	_Atomic uint64_t *slot;   /* per page: uswap_entry_t.val of its slot,
+				     0 = none; written by the folio's owner */
+	_Atomic long nr_errors;   /* folios lost to read errors */
+	_Atomic(void *) first_error; /* first address lost */
+};
+
+/* Fault service time histogram: log-linear, 8 buckets per power of two
+ * (12.5 % resolution), in ns. */
+#define LAT_SUB_BITS 3
+#define LAT_BUCKETS  (62 * (1 << LAT_SUB_BITS))
+
+/* One handler thread. */
+struct pager_handler {
+	struct uswap_pager *p;
+	pthread_t tid;
+	unsigned int id;
+	void *buf;                /* one folio, page-aligned: swap-in bounce */
+	_Atomic uint64_t lat[LAT_BUCKETS]; /* fault service ns */
+	_Atomic uint64_t lat_max;
+} __cacheline_aligned;
+
+/* Reverse map for swapoff: slot -> (region id + 1) << 32 | page index, in
+ * chunks allocated on first use. Offsets past RMAP_MAX_OFFSET are not
+ * recorded (unuse then scans the regions). */
+#define RMAP_CHUNK_SHIFT 16
+#define RMAP_CHUNK       (1u << RMAP_CHUNK_SHIFT)
+#define RMAP_TOP         (1u << 16)
+#define RMAP_MAX_OFFSET  ((uint64_t)RMAP_TOP * RMAP_CHUNK)
+
+struct pager_rmap {
+	_Atomic(_Atomic uint64_t **) top[USWAP_MAX_DEVICES];
+};
+
+/* Counters, each an atomic bumped with a relaxed add. */
+#define PAGER_COUNTERS(X) \
+	X(faults)          \
+	X(wp_faults)       \
+	X(zero_fills)      \
+	X(swapins)         \
+	X(swapins_cached)  \
+	X(evictions)       \
+	X(evict_clean)     \
+	X(evict_split)     \
+	X(evict_cancelled) \
+	X(reclaim_waits)   \
+	X(kswapd_wakeups)  \
+	X(over_limit)      \
+	X(read_errors)     \
+	X(unuse_moved)     \
+	X(unuse_loaded)
+
+struct pager_counters {
+#define X(name) _Atomic uint64_t name;
+	PAGER_COUNTERS(X)
+#undef X
+};
+
+struct uswap_pager {
+	struct uswap *u;
+	struct uswap_pager_config cfg;  /* copied, defaults applied */
+	unsigned int order;             /* folio order */
+	unsigned int nr;                /* pages per folio */
+	size_t folio_bytes;
+	int uffd;                       /* O_NONBLOCK */
+	int stop_fd;                    /* eventfd: wakes handlers to exit */
+	bool user_mode_only;            /* UFFD_USER_MODE_ONLY in force */
+	bool use_poison;                /* UFFDIO_POISON for lost folios */
+	bool has_move;                  /* UFFDIO_MOVE offered */
+	uint64_t spin_ns;               /* handler spin before poll(); 0 = none */
+	uint64_t limit_pages;           /* whole folios */
+	unsigned int batch_folios;      /* folios per reclaim pass */
+	_Atomic bool stopping;
+
+	/* Background reclaim, the kernel's kswapd: woken when fewer than
+	 * wmark_low pages are left under the limit, it evicts until
+	 * wmark_high are, so most faults find room without reclaiming. */
+	bool kswapd_on;
+	pthread_t kswapd;
+	uint64_t wmark_low, wmark_high;  /* free pages (limit - resident) */
+	_Atomic bool kswapd_active;      /* woken and not yet asleep again */
+	pthread_mutex_t kswapd_lock;     /* kswapd_kick */
+	pthread_cond_t kswapd_cond;
+	bool kswapd_kick;                /* kswapd_lock */
+
+	_Atomic uint64_t resident;      /* pages charged */
+	_Atomic uint64_t resident_peak;
+
+	/* Regions. lock: write for create/destroy, read for everything that
+	 * touches a region (see the top of this file). */
+	pthread_rwlock_t lock;
+	struct pager_region **regions;  /* sorted by base; lock */
+	size_t nr_regions, cap_regions; /* lock */
+	struct pager_region **by_id;    /* id -> region or NULL; lock */
+	size_t nr_ids;                  /* lock */
+	size_t total_folios;            /* over all regions; lock */
+
+	/* The clock hand: the next folio to look at. hand_lock; positions
+	 * are clamped when regions go (under lock held for write). */
+	pthread_mutex_t hand_lock;
+	size_t hand_region;             /* index in regions[] */
+	size_t hand_folio;
+
+	pthread_mutex_t unuse_lock;     /* unuse_buf, unuse_miss */
+	void *unuse_buf;                /* one folio */
+	uint64_t unuse_miss_val;        /* entry last not found ... */
+	unsigned int unuse_miss;        /* ... and how many times in a row */
+
+	void *zero;                     /* one folio of zeroes, page-aligned */
+	struct pager_rmap rmap;
+	struct pager_counters cnt;
+	unsigned int nr_handlers;
+	struct pager_handler *handlers;
+};
+
+#define pager_count(p, name) \
+	atomic_fetch_add_explicit(&(p)->cnt.name, 1, memory_order_relaxed)
+
+/* Region memory is written by application threads and read by the
+ * evictor with the kernel's write protection in between, an ordering
+ * ThreadSanitizer cannot see: the evictor's reads of a protected folio
+ * are hidden from it. */
+#if defined(__SANITIZE_THREAD__)
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+#define tsan_ignore_reads_begin() AnnotateIgnoreReadsBegin(__FILE__, __LINE__)
+#define tsan_ignore_reads_end()   AnnotateIgnoreReadsEnd(__FILE__, __LINE__)
+#else
+#define tsan_ignore_reads_begin() do { } while (0)
+#define tsan_ignore_reads_end()   do { } while (0)
+#endif
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static inline char *folio_addr(const struct pager_region *r, size_t idx)
+{
+	return r->base + idx * r->p->folio_bytes;
+}
+
+/* ------------------------------------------------------------------------
+ * uffd.c: the userfaultfd system interface (returns 0 or -errno)
+ * ---------------------------------------------------------------------- */
+struct uffd_info {
+	bool user_mode_only;  /* opened with UFFD_USER_MODE_ONLY */
+	bool poison;          /* UFFDIO_POISON usable */
+	bool move;            /* UFFDIO_MOVE offered */
+};
+
+int uffd_open(unsigned int pager_flags, struct uffd_info *info);
+int uffd_register(int fd, void *addr, size_t len);
+int uffd_unregister(int fd, void *addr, size_t len);
+int uffd_copy(int fd, void *dst, const void *src, size_t len, bool wp);
+int uffd_zeropage(int fd, void *dst, size_t len);
+int uffd_writeprotect(int fd, void *addr, size_t len, bool protect);
+int uffd_wake(int fd, void *addr, size_t len);
+int uffd_poison(int fd, void *addr, size_t len);
+
+/* ------------------------------------------------------------------------
+ * region.c
+ * ---------------------------------------------------------------------- */
+/* The region holding @addr, or NULL. Context: p->lock read-held. */
+struct pager_region *region_find(struct uswap_pager *p, uintptr_t addr);
+/* Destroy every region (pager teardown). */
+void region_destroy_all(struct uswap_pager *p);
+
+/* ------------------------------------------------------------------------
+ * fault.c: one message from the userfaultfd. Context: p->lock read-held.
+ * ---------------------------------------------------------------------- */
+void fault_handle(struct uswap_pager *p, struct pager_handler *h,
+		  uintptr_t addr, uint64_t flags, uint64_t t0_ns);
+/* Wait (yield) until the folio is not busy; returns its state word. */
+uint32_t folio_wait_idle(_Atomic uint32_t *state);
+/* Map a lost folio as poison and record the error. The folio is owned
+ * (busy), uncharged and has no slots; leaves it POISONED, or RESIDENT
+ * holding the poison fill without UFFDIO_POISON. */
+void folio_poison(struct uswap_pager *p, struct pager_region *r, size_t idx,
+		  void *buf, int err);
+
+/* ------------------------------------------------------------------------
+ * reclaim.c: the limit, the clock, eviction, slots of a folio
+ * ---------------------------------------------------------------------- */
+/* Charge @nr pages before mapping them, reclaiming first when the limit
+ * would be passed. Return: whether it had to reclaim. Context: p->lock
+ * read-held; the caller owns a busy folio (which reclaim skips). */
+bool pager_charge(struct uswap_pager *p, unsigned int nr);
+void pager_uncharge(struct uswap_pager *p, unsigned int nr);
+/* Evict about @want pages. Return: pages uncharged, 0 (nothing could be
+ * picked now), or -ENOSPC/-EIO (swap-out failed: the swap is full or
+ * broken). Context: p->lock read-held. */
+long pager_reclaim(struct uswap_pager *p, uint64_t want);
+/* Start / stop the background reclaim thread (if p->kswapd_on). */
+int kswapd_start(struct uswap_pager *p);
+void kswapd_stop(struct uswap_pager *p);
+
+/* Write 2^order pages at @src out as the folio's slots (split into
+ * order-0 slots after -E2BIG). Stores slot[] and the rmap; *@whole says
+ * how. Return: 0, or the swap-out error (nothing stored then).
+ * Context: the caller owns the folio (busy). */
+int folio_swap_out(struct uswap_pager *p, struct pager_region *r, size_t idx,
+		   const void *src, bool *whole);
+/* Read the folio's slots into @buf. Return: 1 (all from the swap cache),
+ * 0, or -EIO/-ENOENT. Context: the caller owns the folio. */
+int folio_swap_in(struct uswap_pager *p, struct pager_region *r, size_t idx,
+		  bool whole, void *buf);
+/* Free the folio's slots (no-op if it has none) and clear slot[].
+ * Context: the caller owns the folio, or the region is unreachable. */
+void folio_free_slots(struct uswap_pager *p, struct pager_region *r, size_t idx,
+		      bool whole);
+
+/* ------------------------------------------------------------------------
+ * unuse.c: swapoff of a device under live regions
+ * ---------------------------------------------------------------------- */
+int pager_unuse(void *ctx, uswap_entry_t entry);
+void rmap_set(struct uswap_pager *p, uint64_t entry_val, uint64_t owner);
+void rmap_clear(struct uswap_pager *p, uint64_t entry_val);
+void rmap_free(struct uswap_pager *p);
+
+/* ------------------------------------------------------------------------
+ * pager.c
+ * ---------------------------------------------------------------------- */
+uint64_t pager_now_ns(void);
+void pager_record_latency(struct pager_handler *h, uint64_t ns);
+
+#endif /* USWAP_PAGER_PAGER_H */

@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: MIT
+/*
+ * reclaim.c - the resident limit, the clock, and eviction.
+ *
+ * The limit is a charge: pager_charge() before a folio is mapped,
+ * pager_uncharge() after it is unmapped, so the pages mapped in the
+ * regions never exceed p->resident, and p->resident never exceeds the
+ * limit except when nothing at all can be evicted (swap full: counted in
+ * over_limit). A fault that would pass the limit reclaims first, in the
+ * handler thread (the kernel's direct reclaim from the charge path).
+ *
+ * Why a clock and not an LRU list: the pager never sees a hit. A page is
+ * used by the application at memory speed with no fault, and user space
+ * cannot read the hardware accessed bit (idle page tracking and
+ * /proc/kpageflags need root and PFNs). The only uses the pager learns of
+ * are faults (first touch, swap-in, a write to a write-protected clean
+ * folio). An LRU ordered by those events alone would cost a list move per
+ * fault under a shared lock and still not know about hits; the clock
+ * (second chance) gets the same information from one reference bit per
+ * folio, set by the fault path, cleared by the hand, with no list to keep:
+ * the hand walks the regions' folio arrays in address order and evicts
+ * the first resident folio whose bit is clear, clearing the bits it
+ * passes. A folio faulted in since the hand last passed survives one more
+ * lap, which is what keeps a hot folio that keeps faulting back in memory.
+ * Picking is cheap (atomic loads under hand_lock); the writes happen
+ * outside it, so several handlers reclaim in parallel.
+ *
+ * Eviction is race-free against application threads writing the folio:
+ * the folio is write-protected (UFFDIO_WRITEPROTECT) before it is copied
+ * out, so a writer blocks in a write-protect fault instead of changing the
+ * page under the copy. The handler that gets that fault marks the folio
+ * CANCEL; before unmapping, the evictor checks it and, if set, keeps the
+ * folio (frees the new slots, lifts the protection, which wakes the
+ * writer). If the write comes after the check, the folio is unmapped with
+ * the writer still blocked; the evictor's final UFFDIO_WAKE makes it
+ * retry, fault on the missing page and get the folio back from swap, with
+ * the data it had when it was protected. Either way no write is lost and
+ * the copy on swap is exactly the page that was unmapped.
+ * UFFDIO_MOVE (moving the page out to a private staging area atomically)
+ * would do the same job; write-protection works on every kernel since
+ * 5.7, needs no staging area and costs one ioctl either way.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "pager/pager.h"
+
+#define RECLAIM_MAX_BATCH 1024         /* folios picked per pass */
+#define CHARGE_STALL_NS   (2000000000ull) /* no progress this long: over limit */
+#define DIRECT_BATCH_PAGES 64           /* see direct_batch() */
+
+/* ------------------------------------------------------------------------
+ * Slots of a folio
+ * ---------------------------------------------------------------------- */
+
+static uint64_t rmap_owner(const struct pager_region *r, size_t page)
+{
+	return ((uint64_t)(r->id + 1) << 32) | (uint64_t)page;
+}
+
+int folio_swap_out(struct uswap_pager *p, struct pager_region *r, size_t idx,
+		   const void *src, bool *whole)
+{
+	size_t page0 = idx * p->nr;
+	uswap_entry_t e;
+	int err;
+
+	err = uswap_swap_out(p->u, src, p->order, p->cfg.swap_flags, &e);
+	if (!err) {
+		for (unsigned int i = 0; i < p->nr; i++) {
+			uint64_t v = e.val + i; /* one aligned run of slots */
+
+			atomic_store_explicit(&r->slot[page0 + i], v, memory_order_relaxed);
+			rmap_set(p, v, rmap_owner(r, page0 + i));
+		}
+		*whole = true;
+		return 0;
+	}
+	if (err != -E2BIG || p->order == 0)
+		return err;
+	/* No order-k run at the serving priority: the kernel splits the folio
+	 * and writes its pages one by one (swpout_fallback). */
+	for (unsigned int i = 0; i < p->nr; i++) {
+		err = uswap_swap_out(p->u, (const char *)src + (size_t)i * USWAP_PAGE_SIZE,
+				     0, p->cfg.swap_flags, &e);
+		if (err) {
+			folio_free_slots(p, r, idx, false);
+			return err;
+		}
+		atomic_store_explicit(&r->slot[page0 + i], e.val, memory_order_relaxed);
+		rmap_set(p, e.val, rmap_owner(r, page0 + i));
+	}
+	pager_count(p, evict_split);
+	*whole = false;
+	return 0;
+}
+
+int folio_swap_in(struct uswap_pager *p, struct pager_region *r, size_t idx,
+		  bool whole, void *buf)
+{
+	size_t page0 = idx * p->nr;
+	int cached = 1;
+
+	if (whole) {
+		uswap_entry_t e = { atomic_load_explicit(&r->slot[page0],
+							 memory_order_relaxed) };
+
+		return uswap_swap_in(p->u, e, p->order, buf);
+	}
+	for (unsigned int i = 0; i < p->nr; i++) {
+		uswap_entry_t e = { atomic_load_explicit(&r->slot[page0 + i],
+							 memory_order_relaxed) };
+		int rc = uswap_swap_in(p->u, e, 0, (char *)buf + (size_t)i * USWAP_PAGE_SIZE);
+
+		if (rc < 0)
+			return rc;
+		cached &= rc;
+	}
+	return cached;
+}
+
+void folio_free_slots(struct uswap_pager *p, struct pager_region *r, size_t idx,
+		      bool whole)
+{
+	size_t page0 = idx * p->nr;
+	uint64_t first = atomic_load_explicit(&r->slot[page0], memory_order_relaxed);
+	int err;
+
+	for (unsigned int i = 0; i < p->nr; i++) {
+		uint64_t v = atomic_exchange_explicit(&r->slot[page0 + i], 0,
+						      memory_order_relaxed);
+
+		if (!v)
+			continue;
+		rmap_clear(p, v);
+		if (!whole) {
+			err = uswap_swap_free(p->u, (uswap_entry_t){ v }, 0);
+			WARN_ONCE(err, "pager: swap_free(order 0) = %d", err);
+		}
+	}
+	if (whole && first) {
+		err = uswap_swap_free(p->u, (uswap_entry_t){ first }, p->order);
+		WARN_ONCE(err, "pager: swap_free(order %u) = %d", p->order, err);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * The charge
+ * ---------------------------------------------------------------------- */
+
+static void note_peak(struct uswap_pager *p, uint64_t now)
+{
+	uint64_t peak = atomic_load_explicit(&p->resident_peak, memory_order_relaxed);
+
+	while (now > peak &&
+	       !atomic_compare_exchange_weak_explicit(&p->resident_peak, &peak, now,
+						      memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+}
+
+static bool try_charge(struct uswap_pager *p, unsigned int nr)
+{
+	uint64_t cur = atomic_load_explicit(&p->resident, memory_order_relaxed);
+
+	while (cur + nr <= p->limit_pages) {
+		if (atomic_compare_exchange_weak_explicit(&p->resident, &cur, cur + nr,
+							  memory_order_relaxed,
+							  memory_order_relaxed)) {
+			note_peak(p, cur + nr);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void force_charge(struct uswap_pager *p, unsigned int nr)
+{
+	uint64_t now = atomic_fetch_add_explicit(&p->resident, nr,
+						 memory_order_relaxed) + nr;
+
+	note_peak(p, now);
+	pager_count(p, over_limit);
+}
+
+/* ------------------------------------------------------------------------
+ * Background reclaim
+ * ---------------------------------------------------------------------- */
+
+static uint64_t free_pages(struct uswap_pager *p)
+{
+	uint64_t res = atomic_load_explicit(&p->resident, memory_order_relaxed);
+
+	return res < p->limit_pages ? p->limit_pages - res : 0;
+}
+
+static void kswapd_wake(struct uswap_pager *p)
+{
+	if (atomic_exchange_explicit(&p->kswapd_active, true, memory_order_acq_rel))
+		return; /* awake already: no lock on the fault path */
+	pthread_mutex_lock(&p->kswapd_lock);
+	p->kswapd_kick = true;
+	pthread_cond_signal(&p->kswapd_cond);
+	pthread_mutex_unlock(&p->kswapd_lock);
+}
+
+/* Evict until wmark_high pages are free, one batch per read-hold of
+ * p->lock so region create/destroy can get in between. */
+static void kswapd_balance(struct uswap_pager *p)
+{
+	while (free_pages(p) < p->wmark_high &&
+	       !atomic_load_explicit(&p->stopping, memory_order_acquire)) {
+		long got;
+
+		pthread_rwlock_rdlock(&p->lock);
+		got = pager_reclaim(p, (uint64_t)p->batch_folios * p->nr);
+		pthread_rwlock_unlock(&p->lock);
+		if (got <= 0)
+			break; /* nothing to take now, or swap full: faults decide */
+	}
+}
+
+static void *kswapd_main(void *arg)
+{
+	struct uswap_pager *p = arg;
+
+	pthread_mutex_lock(&p->kswapd_lock);
+	while (!atomic_load_explicit(&p->stopping, memory_order_acquire)) {
+		if (!p->kswapd_kick) {
+			pthread_cond_wait(&p->kswapd_cond, &p->kswapd_lock);
+			continue;
+		}
+		p->kswapd_kick = false;
+		pthread_mutex_unlock(&p->kswapd_lock);
+		pager_count(p, kswapd_wakeups);
+		kswapd_balance(p);
+		atomic_store_explicit(&p->kswapd_active, false, memory_order_release);
+		/* A fault that found us active did not kick: look again. */
+		if (free_pages(p) < p->wmark_low &&
+		    !atomic_exchange_explicit(&p->kswapd_active, true, memory_order_acq_rel)) {
+			pthread_mutex_lock(&p->kswapd_lock);
+			p->kswapd_kick = true;
+			continue;
+		}
+		pthread_mutex_lock(&p->kswapd_lock);
+	}
+	pthread_mutex_unlock(&p->kswapd_lock);
+	return NULL;
+}
+
+int kswapd_start(struct uswap_pager *p)
+{
+	if (!p->kswapd_on)
+		return 0;
+	return -pthread_create(&p->kswapd, NULL, kswapd_main, p);
+}
+
+void kswapd_stop(struct uswap_pager *p)
+{
+	if (!p->kswapd_on)
+		return;
+	pthread_mutex_lock(&p->kswapd_lock);
+	p->kswapd_kick = true;
+	pthread_cond_signal(&p->kswapd_cond);
+	pthread_mutex_unlock(&p->kswapd_lock);
+	pthread_join(p->kswapd, NULL);
+}
+
+/* ------------------------------------------------------------------------
+ * The charge
+ * ---------------------------------------------------------------------- */
+
+/* A fault that must make room itself takes a smaller batch than the
+ * background thread: just enough to be past the kernel's single-page
+ * flush ceiling (33 pages), so one TLB flush covers the batch, without
+ * making the fault wait for a whole background batch. */
+static uint64_t direct_batch(struct uswap_pager *p)
+{
+	uint64_t want = (uint64_t)p->batch_folios * p->nr;
+
+	return want > DIRECT_BATCH_PAGES ? DIRECT_BATCH_PAGES : want;
+}
+
+bool pager_charge(struct uswap_pager *p, unsigned int nr)
+{
+	uint64_t stall_since = 0;
+	bool waited = false;
+
+	while (!try_charge(p, nr)) {
+		if (p->kswapd_on)
+			kswapd_wake(p);
+		long got;
+
+		if (!waited) {
+			waited = true;
+			pager_count(p, reclaim_waits);
+		}
+		got = pager_reclaim(p, direct_batch(p));
+		if (got > 0) {
+			stall_since = 0;
+			continue;
+		}
+		if (got < 0) {
+			/* Swap is full or failing: the folio cannot wait for
+			 * room that will not come. */
+			force_charge(p, nr);
+			return true;
+		}
+		/* Everything resident is busy or being evicted by others:
+		 * their uncharges are on the way. */
+		if (!stall_since)
+			stall_since = pager_now_ns();
+		else if (pager_now_ns() - stall_since > CHARGE_STALL_NS) {
+			WARN_ONCE(1, "pager: nothing evictable for 2 s; mapping "
+				  "above the limit");
+			force_charge(p, nr);
+			return true;
+		}
+		sched_yield();
+	}
+	if (p->kswapd_on && free_pages(p) < p->wmark_low)
+		kswapd_wake(p);
+	return waited;
+}
+
+void pager_uncharge(struct uswap_pager *p, unsigned int nr)
+{
+	atomic_fetch_sub_explicit(&p->resident, nr, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------------------
+ * The clock
+ * ---------------------------------------------------------------------- */
+
+struct victim {
+	struct pager_region *r;
+	size_t idx;
+	bool dirty;        /* EVICTING (write needed), else DROPPING (clean) */
+	bool whole;        /* slots as one allocation (after the write) */
+	bool keep;         /* cancelled: stays resident */
+};
+
+/*
+ * clock_pick() - claim up to @max folios for eviction, in hand order:
+ * resident folios whose reference bit is clear become EVICTING (dirty) or
+ * DROPPING (clean); set bits are cleared on the way (second chance). At
+ * most two laps, so a pass ends even when every folio is busy.
+ * Context: p->lock read-held; takes hand_lock.
+ */
+static unsigned int clock_pick(struct uswap_pager *p, struct victim *v, unsigned int max)
+{
+	size_t budget;
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&p->hand_lock);
+	budget = 2 * p->total_folios + p->nr_regions + 1;
+	while (n < max && budget-- && p->nr_regions) {
+		struct pager_region *r;
+		uint32_t s, next;
+		size_t idx;
+
+		if (p->hand_region >= p->nr_regions) {
+			p->hand_region = 0;
+			p->hand_folio = 0;
+		}
+		r = p->regions[p->hand_region];
+		if (p->hand_folio >= r->nr_folios) {
+			p->hand_region++;
+			p->hand_folio = 0;
+			continue;
+		}
+		idx = p->hand_folio++;
+		s = atomic_load_explicit(&r->state[idx], memory_order_acquire);
+		if (pf_state(s) != PF_RESIDENT && pf_state(s) != PF_CLEAN)
+			continue;
+		if (s & PF_REF) {
+			/* A failed exchange means the folio changed: look at
+			 * it again next lap. */
+			atomic_compare_exchange_strong_explicit(&r->state[idx], &s, s & ~PF_REF,
+								memory_order_relaxed,
+								memory_order_relaxed);
+			continue;
+		}
+		next = (s & ~PF_STATE_MASK & ~PF_CANCEL) |
+		       (pf_state(s) == PF_RESIDENT ? PF_EVICTING : PF_DROPPING);
+		if (!atomic_compare_exchange_strong_explicit(&r->state[idx], &s, next,
+							     memory_order_acquire,
+							     memory_order_relaxed))
+			continue;
+		v[n].r = r;
+		v[n].idx = idx;
+		v[n].dirty = pf_state(s) == PF_RESIDENT;
+		v[n].whole = (s & PF_WHOLE) != 0;
+		v[n].keep = false;
+		n++;
+	}
+	pthread_mutex_unlock(&p->hand_lock);
+	return n;
+}
+
+/* Apply @fn to maximal runs of consecutive victims (same region, adjacent
+ * folios) that @pred selects. Return: the first error of @fn, or 0. */
+static int for_each_run(struct uswap_pager *p, struct victim *v, unsigned int n,
+			bool (*pred)(const struct victim *),
+			int (*fn)(struct uswap_pager *, struct victim *, unsigned int))
+{
+	int first_err = 0;
+
+	for (unsigned int i = 0; i < n;) {
+		unsigned int j = i + 1;
+
+		if (!pred(&v[i])) {
+			i++;
+			continue;
+		}
+		while (j < n && pred(&v[j]) && v[j].r == v[i].r && v[j].idx == v[j - 1].idx + 1)
+			j++;
+		int err = fn(p, &v[i], j - i);
+
+		if (err && !first_err)
+			first_err = err;
+		i = j;
+	}
+	return first_err;
+}
+
+static bool is_dirty(const struct victim *v)
+{
+	return v->dirty && !v->keep;
+}
+
+static bool is_leaving(const struct victim *v)
+{
+	return !v->keep;
+}
+
+static bool is_any(const struct victim *v)
+{
+	return true;
+}
+
+static int run_protect(struct uswap_pager *p, struct victim *v, unsigned int n)
+{
+	int err = uffd_writeprotect(p->uffd, folio_addr(v->r, v->idx),
+				    n * p->folio_bytes, true);
+
+	if (WARN_ONCE(err, "pager: UFFDIO_WRITEPROTECT = %d", err))
+		for (unsigned int i = 0; i < n; i++)
+			v[i].keep = true; /* cannot evict it safely */
+	return 0;
+}
+
+static int run_zap(struct uswap_pager *p, struct victim *v, unsigned int n)
+{
+	int err = madvise(folio_addr(v->r, v->idx), n * p->folio_bytes, MADV_DONTNEED);
+
+	WARN_ONCE(err, "pager: madvise(MADV_DONTNEED) failed");
+	return 0;
+}
+
+static int run_wake(struct uswap_pager *p, struct victim *v, unsigned int n)
+{
+	uffd_wake(p->uffd, folio_addr(v->r, v->idx), n * p->folio_bytes);
+	return 0;
+}
+
+/* Undo a dirty victim's eviction: drop the new copy, lift the protection
+ * (which wakes a blocked writer) and give it another lap. */
+static void victim_keep(struct uswap_pager *p, struct victim *v, bool written)
+{
+	_Atomic uint32_t *state = &v->r->state[v->idx];
+	uint32_t s;
+
+	if (written)
+		folio_free_slots(p, v->r, v->idx, v->whole);
+	if (v->dirty)
+		uffd_writeprotect(p->uffd, folio_addr(v->r, v->idx), p->folio_bytes, false);
+	s = atomic_load_explicit(state, memory_order_relaxed);
+	if (v->dirty)
+		atomic_store_explicit(state, PF_RESIDENT | PF_REF, memory_order_release);
+	else /* a clean folio is only kept if it could not be unmapped */
+		atomic_store_explicit(state, (s & PF_WHOLE) | PF_CLEAN | PF_REF,
+				      memory_order_release);
+	pager_count(p, evict_cancelled);
+}
+
+/*
+ * evict() - write the dirty victims out (protected first), keep those
+ * written meanwhile or that failed, unmap the rest and publish them as
+ * SWAPPED. Return: pages uncharged, or the swap-out error when nothing
+ * could be evicted because of it.
+ */
+static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
+{
+	int swap_err = 0;
+	long freed = 0;
+
+	for_each_run(p, v, n, is_dirty, run_protect);
+	for (unsigned int i = 0; i < n; i++) {
+		bool written = false;
+
+		if (v[i].dirty && !v[i].keep) {
+			int err;
+
+			tsan_ignore_reads_begin();
+			err = folio_swap_out(p, v[i].r, v[i].idx,
+					     folio_addr(v[i].r, v[i].idx), &v[i].whole);
+			tsan_ignore_reads_end();
+
+			if (err) {
+				v[i].keep = true;
+				if (!swap_err)
+					swap_err = err;
+			} else {
+				written = true;
+			}
+		}
+		/* Written while we copied? Then the copy may be stale: keep
+		 * the folio (the writer waits in its write-protect fault). */
+		if (v[i].dirty && !v[i].keep &&
+		    (atomic_load_explicit(&v[i].r->state[v[i].idx], memory_order_acquire) &
+		     PF_CANCEL))
+			v[i].keep = true;
+		if (v[i].keep)
+			victim_keep(p, &v[i], written);
+	}
+	for_each_run(p, v, n, is_leaving, run_zap);
+	for (unsigned int i = 0; i < n; i++) {
+		if (v[i].keep)
+			continue;
+		atomic_store_explicit(&v[i].r->state[v[i].idx],
+				      PF_SWAPPED | (v[i].whole ? PF_WHOLE : 0),
+				      memory_order_release);
+		pager_uncharge(p, p->nr);
+		pager_count(p, evictions);
+		if (!v[i].dirty)
+			pager_count(p, evict_clean);
+		freed += p->nr;
+	}
+	/* Writers that hit the protection after the CANCEL check sleep on a
+	 * page that is gone now: make them fault again. */
+	for_each_run(p, v, n, is_any, run_wake);
+	if (!freed && swap_err)
+		return swap_err == -E2BIG ? -ENOSPC : swap_err;
+	return freed;
+}
+
+long pager_reclaim(struct uswap_pager *p, uint64_t want)
+{
+	struct victim v[RECLAIM_MAX_BATCH];
+	unsigned int max = (unsigned int)((want + p->nr - 1) / p->nr);
+	unsigned int n;
+
+	if (max > RECLAIM_MAX_BATCH)
+		max = RECLAIM_MAX_BATCH;
+	if (!max)
+		max = 1;
+	n = clock_pick(p, v, max);
+	if (!n)
+		return 0;
+	return evict(p, v, n);
+}

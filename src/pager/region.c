@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+/*
+ * region.c - uswap_region_create(), uswap_region_destroy(),
+ * uswap_region_error(), and finding the region of a fault address.
+ *
+ * A region is folio-aligned anonymous memory registered with the pager's
+ * userfaultfd in missing and write-protect modes. It is kept out of
+ * transparent huge pages (the pager maps and evicts folios of at most 64
+ * KiB, and a huge page would be split by the first eviction anyway) and
+ * out of fork() children (they would see the region without its pager).
+ *
+ * The pager keeps its regions in an array sorted by address (found by
+ * binary search on every fault) and in an id table (the rmap names a
+ * region by id). Both change only with p->lock write-held, which waits for
+ * every fault, reclaim pass and unuse call in flight: once destroy has the
+ * region out of the arrays, nothing else can reach it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "pager/pager.h"
+
+struct pager_region *region_find(struct uswap_pager *p, uintptr_t addr)
+{
+	size_t lo = 0, hi = p->nr_regions;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		struct pager_region *r = p->regions[mid];
+
+		if (addr < (uintptr_t)r->base)
+			hi = mid;
+		else if (addr >= (uintptr_t)r->base + r->size)
+			lo = mid + 1;
+		else
+			return r;
+	}
+	return NULL;
+}
+
+/* A folio-aligned anonymous mapping of @size bytes: map more and trim. */
+static int map_aligned(size_t size, size_t align, void **base)
+{
+	size_t len = size + align;
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *b;
+
+	if (m == MAP_FAILED)
+		return -ENOMEM;
+	b = (char *)(((uintptr_t)m + align - 1) & ~(uintptr_t)(align - 1));
+	if (b > m)
+		munmap(m, (size_t)(b - m));
+	if (b + size < m + len)
+		munmap(b + size, (size_t)(m + len - (b + size)));
+	madvise(b, size, MADV_NOHUGEPAGE);
+	madvise(b, size, MADV_DONTFORK);
+	*base = b;
+	return 0;
+}
+
+static void region_free(struct pager_region *r)
+{
+	if (!r)
+		return;
+	if (r->map)
+		munmap(r->map, r->map_len);
+	free((void *)r->state);
+	free((void *)r->slot);
+	free(r);
+}
+
+static struct pager_region *region_alloc(struct uswap_pager *p, size_t size)
+{
+	struct pager_region *r = calloc(1, sizeof(*r));
+	size_t nr_pages = size / USWAP_PAGE_SIZE;
+
+	if (!r)
+		return NULL;
+	r->p = p;
+	r->size = size;
+	r->nr_folios = size / p->folio_bytes;
+	r->state = calloc(r->nr_folios, sizeof(*r->state));
+	r->slot = calloc(nr_pages, sizeof(*r->slot));
+	if (!r->state || !r->slot || map_aligned(size, p->folio_bytes, &r->map)) {
+		r->map = NULL;
+		region_free(r);
+		return NULL;
+	}
+	r->base = r->map;
+	r->map_len = size;
+	atomic_init(&r->nr_errors, 0);
+	atomic_init(&r->first_error, NULL);
+	return r;
+}
+
+/* Insert @r in the sorted array and give it an id. Context: lock
+ * write-held. */
+static int region_insert(struct uswap_pager *p, struct pager_region *r)
+{
+	size_t pos = 0, id;
+
+	if (p->nr_regions == p->cap_regions) {
+		size_t cap = p->cap_regions ? 2 * p->cap_regions : 8;
+		struct pager_region **a = realloc(p->regions, cap * sizeof(*a));
+		struct pager_region **b;
+
+		if (!a)
+			return -ENOMEM;
+		p->regions = a;
+		b = realloc(p->by_id, cap * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		memset(b + p->nr_ids, 0, (cap - p->nr_ids) * sizeof(*b));
+		p->by_id = b;
+		p->nr_ids = cap;
+		p->cap_regions = cap;
+	}
+	for (id = 0; id < p->nr_ids && p->by_id[id]; id++)
+		;
+	while (pos < p->nr_regions && p->regions[pos]->base < r->base)
+		pos++;
+	memmove(&p->regions[pos + 1], &p->regions[pos],
+		(p->nr_regions - pos) * sizeof(*p->regions));
+	p->regions[pos] = r;
+	p->nr_regions++;
+	/* The hand keeps pointing at the same region. */
+	if (p->nr_regions > 1 && pos <= p->hand_region)
+		p->hand_region++;
+	r->id = (uint32_t)id;
+	p->by_id[id] = r;
+	p->total_folios += r->nr_folios;
+	return 0;
+}
+
+USWAP_API int uswap_region_create(struct uswap_pager *p, size_t size, void **addr)
+{
+	struct pager_region *r;
+	int err;
+
+	if (!p || !addr || !size || size > ((size_t)1 << 44))
+		return -EINVAL;
+	size = (size + p->folio_bytes - 1) / p->folio_bytes * p->folio_bytes;
+	r = region_alloc(p, size);
+	if (!r)
+		return -ENOMEM;
+	err = uffd_register(p->uffd, r->base, r->size);
+	if (err) {
+		region_free(r);
+		return err == -EINVAL ? -ENOMEM : err;
+	}
+	pthread_rwlock_wrlock(&p->lock);
+	err = region_insert(p, r);
+	pthread_rwlock_unlock(&p->lock);
+	if (err) {
+		uffd_unregister(p->uffd, r->base, r->size);
+		region_free(r);
+		return err;
+	}
+	*addr = r->base;
+	return 0;
+}
+
+/* Take @r out of the arrays. Context: lock write-held. */
+static void region_remove(struct uswap_pager *p, size_t pos)
+{
+	struct pager_region *r = p->regions[pos];
+
+	memmove(&p->regions[pos], &p->regions[pos + 1],
+		(p->nr_regions - pos - 1) * sizeof(*p->regions));
+	p->nr_regions--;
+	p->by_id[r->id] = NULL;
+	p->total_folios -= r->nr_folios;
+	/* hand_lock is not needed: every picker read-holds p->lock. */
+	if (p->hand_region > pos) {
+		p->hand_region--;
+	} else if (p->hand_region == pos) {
+		p->hand_folio = 0;
+	}
+}
+
+/* Free what the folios hold: slots, and the charge of mapped ones. The
+ * region is unreachable, so no folio is busy. */
+static void region_release(struct uswap_pager *p, struct pager_region *r)
+{
+	uint64_t charged = 0;
+
+	for (size_t idx = 0; idx < r->nr_folios; idx++) {
+		uint32_t s = atomic_load_explicit(&r->state[idx], memory_order_acquire);
+
+		WARN_ONCE(pf_busy(s), "pager: folio busy at region destroy");
+		switch (pf_state(s)) {
+		case PF_CLEAN:
+			charged += p->nr;
+			/* fall through */
+		case PF_SWAPPED:
+			folio_free_slots(p, r, idx, (s & PF_WHOLE) != 0);
+			break;
+		case PF_RESIDENT:
+			charged += p->nr;
+			break;
+		}
+	}
+	if (charged)
+		atomic_fetch_sub_explicit(&p->resident, charged, memory_order_relaxed);
+	uffd_unregister(p->uffd, r->base, r->size);
+}
+
+USWAP_API int uswap_region_destroy(struct uswap_pager *p, void *addr)
+{
+	struct pager_region *r = NULL;
+	size_t pos;
+
+	if (!p)
+		return -ENOENT;
+	pthread_rwlock_wrlock(&p->lock);
+	for (pos = 0; pos < p->nr_regions; pos++) {
+		if (p->regions[pos]->base == addr) {
+			r = p->regions[pos];
+			region_remove(p, pos);
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&p->lock);
+	if (!r)
+		return -ENOENT;
+	region_release(p, r);
+	region_free(r);
+	return 0;
+}
+
+void region_destroy_all(struct uswap_pager *p)
+{
+	while (p->nr_regions)
+		uswap_region_destroy(p, p->regions[p->nr_regions - 1]->base);
+}
+
+USWAP_API long uswap_region_error(struct uswap_pager *p, void *addr, void **first)
+{
+	struct pager_region *r;
+	long n = -ENOENT;
+
+	if (!p)
+		return -ENOENT;
+	pthread_rwlock_rdlock(&p->lock);
+	r = region_find(p, (uintptr_t)addr);
+	if (r && r->base == addr) {
+		n = atomic_load(&r->nr_errors);
+		if (first)
+			*first = atomic_load(&r->first_error);
+	}
+	pthread_rwlock_unlock(&p->lock);
+	return n;
+}

@@ -1,0 +1,885 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: the userfaultfd pager (src/pager/): regions larger than the
+ * resident limit keep every byte through eviction and swap-in, with
+ * several threads writing and reading; writes racing with eviction are
+ * never lost; the pages mapped never exceed the limit by more than the
+ * stated in-flight margin; freeing regions and the pager leaves no slot in
+ * use; a device read error makes the access fail (SIGBUS) and never
+ * returns wrong data; swapoff under live regions moves their folios; the
+ * CLI says how to get userfaultfd permission when it has none.
+ *
+ * Every test skips (exit 77 when all do) with the reason when userfaultfd
+ * is not available here. `test_pager stress` runs the concurrency group
+ * (suite 'stress', also under TSan with USWAP_STRESS_SCALE=0.1);
+ * `test_pager cli UWSAP_EXE` the permission check.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "t_util.h"
+
+#define PAGE USWAP_PAGE_SIZE
+#define WORDS (PAGE / 8)
+
+/* ------------------------------------------------------------------------
+ * Fixture: one instance, some devices, one pager
+ * ---------------------------------------------------------------------- */
+
+static struct uswap *u;
+static struct uswap_pager *pg;
+static int types[8];
+static int nr_types;
+static const char *uswap_exe; /* the CLI, for the permission test */
+
+static void swapon(const char *spec)
+{
+	char err[256];
+	int type = uswap_swapon_spec(u, spec, err, sizeof(err));
+
+	t_skip_if_missing(type, "uswap_swapon_spec");
+	if (type < 0)
+		fail_msg("swapon %s = %d (%s): %s", spec, type, t_errname(type), err);
+	types[nr_types++] = type;
+}
+
+/* A pager over the devices swapped on so far; skips when userfaultfd is
+ * not available (no permission, no kernel support). */
+static void pager_start(struct uswap_pager_config *cfg)
+{
+	int rc = uswap_pager_create(u, cfg, &pg);
+
+	if (rc == -EPERM)
+		t_skip("userfaultfd not permitted here (EPERM): run as root, or "
+		       "sysctl vm.unprivileged_userfaultfd=1");
+	if (rc == -ENOSYS)
+		t_skip("no userfaultfd with anonymous write-protect in this kernel");
+	t_eq(rc, 0);
+}
+
+static int setup(void **state)
+{
+	u = t_create(0, 0);
+	nr_types = 0;
+	pg = NULL;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	uswap_pager_destroy(pg);
+	pg = NULL;
+	uswap_destroy(u);
+	u = NULL;
+	return 0;
+}
+
+static struct uswap_pager_config config(uint64_t limit, unsigned int order,
+					unsigned int handlers)
+{
+	struct uswap_pager_config c = {
+		.limit_bytes = limit,
+		.order = order,
+		.nr_handlers = handlers,
+		.reclaim_batch = 64,
+	};
+	return c;
+}
+
+static struct uswap_pager_stats pstats(void)
+{
+	struct uswap_pager_stats st = { .size = sizeof(st) };
+
+	t_eq(uswap_pager_stats_get(pg, &st), 0);
+	return st;
+}
+
+static void *region(size_t size)
+{
+	void *addr = NULL;
+
+	t_eq(uswap_region_create(pg, size, &addr), 0);
+	t_true(addr != NULL);
+	return addr;
+}
+
+/* ------------------------------------------------------------------------
+ * Page contents: derived from (page, generation), checksum in the last
+ * word, so a page from elsewhere, a stale page or a torn page all show.
+ * ---------------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 31;
+	x *= 0x7fb5d329728ea185ull;
+	x ^= x >> 27;
+	return x;
+}
+
+static void page_fill(uint64_t *w, uint64_t page, uint64_t gen)
+{
+	uint64_t s = mix(page * 0x9e3779b97f4a7c15ull ^ (gen << 20)), sum = 0;
+
+	w[0] = page;
+	w[1] = gen;
+	for (unsigned int i = 2; i < WORDS - 1; i++)
+		w[i] = s += 0x9e3779b97f4a7c15ull;
+	for (unsigned int i = 0; i < WORDS - 1; i++)
+		sum = (sum ^ w[i]) * 0x100000001b3ull;
+	w[WORDS - 1] = sum;
+}
+
+/* 0 if the page holds (page, gen); else what is wrong. */
+static const char *page_check(const uint64_t *w, uint64_t page, uint64_t gen)
+{
+	uint64_t sum = 0, s;
+
+	for (unsigned int i = 0; i < WORDS - 1; i++)
+		sum = (sum ^ w[i]) * 0x100000001b3ull;
+	if (w[WORDS - 1] != sum)
+		return "bad checksum";
+	if (w[0] != page)
+		return "another page's data";
+	if (w[1] != gen)
+		return "a stale generation";
+	s = mix(page * 0x9e3779b97f4a7c15ull ^ (gen << 20));
+	for (unsigned int i = 2; i < WORDS - 1; i++)
+		if (w[i] != (s += 0x9e3779b97f4a7c15ull))
+			return "wrong words";
+	return NULL;
+}
+
+static uint64_t total_inuse(void)
+{
+	return t_total_inuse(u);
+}
+
+/* ------------------------------------------------------------------------
+ * quick: basics
+ * ---------------------------------------------------------------------- */
+
+static void test_pager_region_reads_zero_and_keeps_writes(void **state)
+{
+	uint64_t *w;
+
+	swapon("zram:64M");
+	struct uswap_pager_config c = config(4u << 20, 0, 1);
+	pager_start(&c);
+	w = region(1u << 20);
+	for (size_t i = 0; i < (1u << 20) / 8; i += 512)
+		t_eq_u64(w[i], 0);
+	for (size_t pgi = 0; pgi < 256; pgi++)
+		page_fill(w + pgi * WORDS, pgi, 1);
+	for (size_t pgi = 0; pgi < 256; pgi++)
+		t_true(page_check(w + pgi * WORDS, pgi, 1) == NULL);
+	t_eq(uswap_region_destroy(pg, w), 0);
+	t_eq(uswap_region_destroy(pg, w), -ENOENT);
+}
+
+static void test_pager_refuses_bad_config(void **state)
+{
+	struct uswap_pager_config c = config(64u << 20, 5, 1);
+	struct uswap_pager *p = NULL;
+
+	t_eq(uswap_pager_create(u, &c, &p), -EINVAL);      /* order 5 */
+	c = config(4 * PAGE, 0, 1);
+	t_eq(uswap_pager_create(u, &c, &p), -EINVAL);      /* limit < 8 folios */
+	c = config(64u << 20, 0, 1);
+	c.flags = 0x80000000u;
+	t_eq(uswap_pager_create(u, &c, &p), -EINVAL);      /* unknown flag */
+	t_eq(uswap_pager_create(u, NULL, &p), -EINVAL);
+	t_true(p == NULL);
+}
+
+/* ------------------------------------------------------------------------
+ * quick: integrity with 2 writers and 2 readers, region 4x the limit
+ * ---------------------------------------------------------------------- */
+
+struct span_arg {
+	uint64_t *base;
+	size_t first, nr;        /* pages */
+	uint64_t gen;
+	uint64_t seed;
+	bool random;
+	_Atomic uint64_t *bad;
+};
+
+static void *writer(void *arg)
+{
+	struct span_arg *a = arg;
+
+	for (size_t i = a->first; i < a->first + a->nr; i++)
+		page_fill(a->base + i * WORDS, i, a->gen);
+	return NULL;
+}
+
+/* Check pages first..first+nr in random order (every page once). */
+static void *reader(void *arg)
+{
+	struct span_arg *a = arg;
+	size_t *order = malloc(a->nr * sizeof(*order));
+	uint64_t seed = a->seed;
+
+	if (!order) {
+		t_fail_async("no memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < a->nr; i++)
+		order[i] = a->first + i;
+	for (size_t i = a->nr - 1; a->random && i > 0; i--) {
+		size_t j = (size_t)t_rand_below(&seed, i + 1), t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (size_t i = 0; i < a->nr; i++) {
+		const char *why = page_check(a->base + order[i] * WORDS, order[i], a->gen);
+
+		if (why) {
+			atomic_fetch_add(a->bad, 1);
+			t_fail_async("page %zu: %s", order[i], why);
+		}
+	}
+	free(order);
+	return NULL;
+}
+
+/* Run @fn on 2 threads over halves of @nr pages. */
+static void two_threads(void *(*fn)(void *), uint64_t *base, size_t nr, uint64_t gen,
+			bool random, _Atomic uint64_t *bad)
+{
+	struct span_arg a[2];
+	pthread_t tid[2];
+
+	for (int t = 0; t < 2; t++) {
+		a[t] = (struct span_arg){ .base = base, .gen = gen, .random = random,
+					  .bad = bad, .seed = t_env_seed() + (uint64_t)t };
+		a[t].first = t ? nr / 2 : 0;
+		a[t].nr = t ? nr - nr / 2 : nr / 2;
+		t_eq(pthread_create(&tid[t], NULL, fn, &a[t]), 0);
+	}
+	for (int t = 0; t < 2; t++)
+		pthread_join(tid[t], NULL);
+}
+
+static void integrity(unsigned int order)
+{
+	const uint64_t limit = 8u << 20;
+	const size_t nr = 4 * limit / PAGE;
+	_Atomic uint64_t bad = 0;
+	struct uswap_pager_stats st;
+	uint64_t *base;
+
+	for (int i = 0; i < 4; i++)
+		swapon("zram:64M");
+	struct uswap_pager_config c = config(limit, order, 2);
+	pager_start(&c);
+	base = region(nr * PAGE);
+	t_async_reset();
+	two_threads(writer, base, nr, 1, false, &bad);
+	two_threads(reader, base, nr, 1, true, &bad);
+	t_assert_no_async_failure("read back after eviction");
+	t_eq_u64(atomic_load(&bad), 0);
+	st = pstats();
+	/* The region is 4x the limit: most of it went out and came back. */
+	t_true(st.evictions * (1u << order) >= nr / 2);
+	t_true(st.swapins * (1u << order) >= nr / 2);
+	t_true(st.resident_peak_bytes <= limit);
+	t_eq_u64(st.over_limit, 0);
+	t_eq_u64(st.read_errors, 0);
+	/* Whole folios went out as one allocation of their order. */
+	struct uswap_stats ss = t_stats(u);
+	t_true(ss.swpout[order] > 0);
+}
+
+static void test_pager_integrity_4x_limit_2_writers_2_random_readers(void **state)
+{
+	integrity(0);
+}
+
+static void test_pager_integrity_order4_folios_4x_limit(void **state)
+{
+	integrity(4);
+}
+
+/* ------------------------------------------------------------------------
+ * quick: the limit
+ * ---------------------------------------------------------------------- */
+
+struct monitor {
+	const uint8_t *base;
+	size_t nr;               /* pages */
+	_Atomic bool stop;
+	uint64_t max_pages;      /* most pages mincore() saw mapped at once */
+	uint64_t samples;
+	unsigned char *vec;
+};
+
+static void *monitor_main(void *arg)
+{
+	struct monitor *m = arg;
+
+	while (!atomic_load(&m->stop)) {
+		uint64_t n = 0;
+
+		if (mincore((void *)m->base, m->nr * PAGE, m->vec) == 0) {
+			for (size_t i = 0; i < m->nr; i++)
+				n += m->vec[i] & 1;
+			if (n > m->max_pages)
+				m->max_pages = n;
+			m->samples++;
+		}
+		usleep(200);
+	}
+	return NULL;
+}
+
+/*
+ * The charge never passes the limit (resident_peak_bytes <= limit): a
+ * folio is charged before it is mapped and uncharged after it is unmapped.
+ * What mincore() sees can pass it by the in-flight margin: a sweep is not
+ * atomic, so folios unmapped after the sweep passed them and others mapped
+ * before it reaches them count both. The margin stated (and asserted) is
+ * one reclaim batch plus one folio per handler thread.
+ */
+static void test_pager_resident_never_exceeds_limit(void **state)
+{
+	const uint64_t limit = 8u << 20;
+	const size_t nr = 4 * limit / PAGE;
+	const unsigned int order = 2, handlers = 2;
+	_Atomic uint64_t bad = 0;
+	struct monitor m = { 0 };
+	pthread_t mon;
+	uint64_t *base, margin_pages;
+	struct uswap_pager_stats st;
+
+	for (int i = 0; i < 2; i++)
+		swapon("zram:64M");
+	struct uswap_pager_config c = config(limit, order, handlers);
+	pager_start(&c);
+	base = region(nr * PAGE);
+	m.base = (const uint8_t *)base;
+	m.nr = nr;
+	m.vec = malloc(nr);
+	t_true(m.vec != NULL);
+	t_eq(pthread_create(&mon, NULL, monitor_main, &m), 0);
+	t_async_reset();
+	two_threads(writer, base, nr, 1, false, &bad);
+	two_threads(reader, base, nr, 1, true, &bad);
+	two_threads(writer, base, nr, 2, true, &bad);
+	atomic_store(&m.stop, true);
+	pthread_join(mon, NULL);
+	free(m.vec);
+	t_assert_no_async_failure("limit run");
+	st = pstats();
+	margin_pages = c.reclaim_batch + (uint64_t)handlers * (1u << order);
+	print_message("limit %llu pages: charge peak %llu pages, mincore peak %llu "
+		      "pages over %llu samples (margin allowed %llu)\n",
+		      (unsigned long long)(limit / PAGE),
+		      (unsigned long long)(st.resident_peak_bytes / PAGE),
+		      (unsigned long long)m.max_pages, (unsigned long long)m.samples,
+		      (unsigned long long)margin_pages);
+	t_true(st.resident_peak_bytes <= limit);
+	t_true(m.samples > 0);
+	t_true(m.max_pages <= limit / PAGE + margin_pages);
+	t_eq_u64(st.over_limit, 0);
+}
+
+/* ------------------------------------------------------------------------
+ * quick: freeing leaves nothing in use
+ * ---------------------------------------------------------------------- */
+
+static void test_pager_freed_regions_and_pager_leave_no_slot_in_use(void **state)
+{
+	const uint64_t limit = 4u << 20;
+	_Atomic uint64_t bad = 0;
+	uint64_t *a, *b;
+
+	swapon("zram:64M");
+	swapon("ram:64M");
+	struct uswap_pager_config c = config(limit, 3, 1);
+	pager_start(&c);
+	a = region(4 * limit);
+	b = region(4 * limit);
+	two_threads(writer, a, 4 * limit / PAGE, 1, false, &bad);
+	two_threads(writer, b, 4 * limit / PAGE, 1, false, &bad);
+	/* Read half of a back: clean folios keep their slots too. */
+	for (size_t i = 0; i < 2 * limit / PAGE; i++)
+		t_true(page_check(a + i * WORDS, i, 1) == NULL);
+	t_true(total_inuse() > 0);
+	t_eq(uswap_region_destroy(pg, a), 0);
+	t_true(total_inuse() > 0);
+	t_eq(uswap_region_destroy(pg, b), 0);
+	for (int i = 0; i < nr_types; i++)
+		t_eq_u64(t_info(u, types[i]).inuse, 0);
+	t_eq_u64(pstats().resident_bytes, 0);
+
+	/* The pager's destroy frees the regions still there. */
+	a = region(4 * limit);
+	two_threads(writer, a, 4 * limit / PAGE, 2, false, &bad);
+	t_true(total_inuse() > 0);
+	uswap_pager_destroy(pg);
+	pg = NULL;
+	for (int i = 0; i < nr_types; i++)
+		t_eq_u64(t_info(u, types[i]).inuse, 0);
+}
+
+/* ------------------------------------------------------------------------
+ * quick: read errors
+ * ---------------------------------------------------------------------- */
+
+static sigjmp_buf bus_jmp;
+static volatile sig_atomic_t bus_count;
+static void *volatile bus_addr;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	bus_count++;
+	bus_addr = si->si_addr;
+	siglongjmp(bus_jmp, 1);
+}
+
+struct err_log {
+	_Atomic int calls;
+	void *_Atomic first;
+};
+
+static struct err_log err_log;
+
+static void on_error(void *ctx, void *addr, int err)
+{
+	struct err_log *l = ctx;
+	void *none = NULL;
+
+	atomic_fetch_add(&l->calls, 1);
+	atomic_compare_exchange_strong(&l->first, &none, addr);
+}
+
+/* Read page @i: 0 and its check result, or 1 after a SIGBUS. */
+static int read_page(const uint64_t *base, size_t i, const char **why)
+{
+	if (sigsetjmp(bus_jmp, 1))
+		return 1;
+	*why = page_check(base + i * WORDS, i, 1);
+	return 0;
+}
+
+static void read_errors(unsigned int flags)
+{
+	const uint64_t limit = 2u << 20;
+	const size_t nr = 4 * limit / PAGE;
+	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
+	struct sigaction old;
+	size_t bus_pages = 0, good = 0;
+	struct uswap_pager_stats st;
+	_Atomic uint64_t bad = 0;
+	uint64_t *base;
+	void *first = NULL;
+
+	/* Every read fails; writes work, so eviction succeeds. */
+	swapon("faulty:read=1:ram:64M");
+	struct uswap_pager_config c = config(limit, 1, 1);
+	c.flags = flags;
+	c.on_error = on_error;
+	c.error_ctx = &err_log;
+	memset(&err_log, 0, sizeof(err_log));
+	pager_start(&c);
+	base = region(nr * PAGE);
+	two_threads(writer, base, nr, 1, false, &bad);
+	st = pstats();
+	t_true(st.evictions > 0);
+
+	sigemptyset(&sa.sa_mask);
+	t_eq(sigaction(SIGBUS, &sa, &old), 0);
+	bus_count = 0;
+	for (size_t i = 0; i < nr; i++) {
+		const char *why = NULL;
+
+		if (read_page(base, i, &why)) {
+			bus_pages++;
+			/* The fault is at the page touched, and stays. */
+			t_true((char *)bus_addr >= (char *)(base + i * WORDS) &&
+			       (char *)bus_addr < (char *)(base + (i + 1) * WORDS));
+			t_true(read_page(base, i, &why) == 1);
+			continue;
+		}
+		if (why && st.uffd_poison)
+			fail_msg("page %zu: %s (wrong data instead of an error)", i, why);
+		if (why) {
+			/* Without UFFDIO_POISON: the documented fill. */
+			const uint8_t *b = (const uint8_t *)(base + i * WORDS);
+
+			for (size_t k = 0; k < PAGE; k++)
+				if (b[k] != USWAP_PAGER_POISON_BYTE)
+					fail_msg("page %zu byte %zu: %#x: neither the "
+						 "data nor the poison fill", i, k, b[k]);
+			bus_pages++;
+			continue;
+		}
+		good++;
+	}
+	sigaction(SIGBUS, &old, NULL);
+	st = pstats();
+	print_message("poison %d: %zu pages failed, %zu read back, %llu folios lost\n",
+		      st.uffd_poison, bus_pages, good,
+		      (unsigned long long)st.read_errors);
+	/* Everything evicted was lost; what stayed resident is intact.
+	 * (Without UFFDIO_POISON the fills are ordinary memory: making room
+	 * for them evicts, and loses, the rest too.) */
+	t_true(bus_pages > 0);
+	if (st.uffd_poison)
+		t_true(good > 0);
+	t_eq_u64(bus_pages + good, nr);
+	t_true(st.read_errors > 0);
+	t_eq(uswap_region_error(pg, base, &first), (long)st.read_errors);
+	t_true(first != NULL);
+	t_eq(atomic_load(&err_log.calls), (int)st.read_errors);
+	t_true(atomic_load(&err_log.first) == first);
+	/* Lost folios freed their slots. */
+	t_eq(uswap_region_destroy(pg, base), 0);
+	t_eq_u64(total_inuse(), 0);
+}
+
+static void test_pager_read_error_faults_with_sigbus_never_wrong_data(void **state)
+{
+	read_errors(0);
+}
+
+static void test_pager_read_error_without_poison_maps_documented_fill(void **state)
+{
+	read_errors(USWAP_PAGER_NO_POISON);
+}
+
+/* ------------------------------------------------------------------------
+ * quick: swapoff under live regions
+ * ---------------------------------------------------------------------- */
+
+struct progress_log {
+	unsigned int calls;
+	uint64_t last;
+};
+
+static void on_progress(void *ctx, uint64_t left)
+{
+	struct progress_log *l = ctx;
+
+	l->calls++;
+	l->last = left;
+}
+
+static void test_pager_swapoff_moves_folios_of_live_regions(void **state)
+{
+	const uint64_t limit = 4u << 20;
+	const size_t nr = 4 * limit / PAGE;
+	struct progress_log prog = { 0 };
+	_Atomic uint64_t bad = 0;
+	struct uswap_pager_stats st;
+	uint64_t *base, used0;
+
+	swapon("zram:64M");
+	swapon("zram:64M");
+	struct uswap_pager_config c = config(limit, 2, 2);
+	pager_start(&c);
+	base = region(nr * PAGE);
+	two_threads(writer, base, nr, 1, false, &bad);
+	/* Half read back: clean folios hold slots on both devices too. */
+	for (size_t i = 0; i < nr / 2; i++)
+		t_true(page_check(base + i * WORDS, i, 1) == NULL);
+	used0 = t_info(u, types[0]).inuse;
+	t_true(used0 > 0);
+	t_eq(uswap_swapoff_progress(u, types[0], on_progress, &prog), 0);
+	t_true(prog.calls > 0);
+	t_eq_u64(prog.last, 0);
+	st = pstats();
+	t_true(st.unuse_moved + st.unuse_loaded > 0);
+	print_message("swapoff: %llu slots in use before, %llu folios moved, %llu "
+		      "loaded, %u progress reports\n", (unsigned long long)used0,
+		      (unsigned long long)st.unuse_moved,
+		      (unsigned long long)st.unuse_loaded, prog.calls);
+	t_async_reset();
+	two_threads(reader, base, nr, 1, true, &bad);
+	t_assert_no_async_failure("read back after swapoff");
+	t_eq(uswap_region_destroy(pg, base), 0);
+	t_eq_u64(total_inuse(), 0);
+}
+
+/* When no other device has room, swapoff brings the folios in. */
+static void test_pager_swapoff_without_room_brings_folios_in(void **state)
+{
+	const uint64_t limit = 2u << 20;
+	const size_t nr = 3 * limit / PAGE;
+	_Atomic uint64_t bad = 0;
+	struct uswap_pager_stats st;
+	uint64_t *base;
+
+	swapon("zram:64M");
+	struct uswap_pager_config c = config(limit, 0, 1);
+	pager_start(&c);
+	base = region(nr * PAGE);
+	two_threads(writer, base, nr, 1, false, &bad);
+	t_eq(uswap_swapoff_progress(u, types[0], NULL, NULL), 0);
+	st = pstats();
+	t_true(st.unuse_loaded > 0);
+	t_async_reset();
+	two_threads(reader, base, nr, 1, true, &bad);
+	t_assert_no_async_failure("read back after swapoff into memory");
+}
+
+/* ------------------------------------------------------------------------
+ * stress: writers during eviction
+ * ---------------------------------------------------------------------- */
+
+#define WR_THREADS 3
+
+struct wr_arg {
+	uint64_t *base;
+	size_t nr;               /* pages in the region */
+	unsigned int id;         /* owns pages i with i % WR_THREADS == id */
+	uint64_t iters;
+	uint64_t seed;
+	uint64_t *gen;           /* per page: last generation written */
+};
+
+/* Rewrite own pages at random and read each back at once. A page is 512
+ * stores, so evictions often begin in the middle of one: the writer then
+ * blocks on the protection half-way through the page. */
+static void *rewriter(void *arg)
+{
+	struct wr_arg *a = arg;
+	size_t mine = (a->nr - a->id + WR_THREADS - 1) / WR_THREADS;
+
+	for (uint64_t it = 0; it < a->iters && !t_async_failed(); it++) {
+		size_t i = a->id + WR_THREADS * (size_t)t_rand_below(&a->seed, mine);
+		uint64_t *w = a->base + i * WORDS;
+		uint64_t gen = ++a->gen[i];
+		const char *why;
+
+		page_fill(w, i, gen);
+		why = page_check(w, i, gen);
+		if (why)
+			t_fail_async("thread %u page %zu gen %llu: %s right after "
+				     "writing it", a->id, i, (unsigned long long)gen, why);
+	}
+	return NULL;
+}
+
+static void writers_during_eviction(unsigned int flags, unsigned int handlers)
+{
+	const uint64_t limit = 1u << 20;
+	const size_t nr = 6 * limit / PAGE;
+	uint64_t seed = t_env_seed(), iters;
+	struct wr_arg a[WR_THREADS];
+	pthread_t tid[WR_THREADS];
+	struct uswap_pager_stats st;
+	uint64_t *base, *gen;
+
+	iters = (uint64_t)(40000 * t_env_scale());
+	if (iters < 2000)
+		iters = 2000;
+	swapon("zram:64M");
+	swapon("zram:64M");
+	/* Order 2: one folio holds pages of every thread, so evictions race
+	 * with writers from all of them. */
+	struct uswap_pager_config c = config(limit, 2, handlers);
+	c.reclaim_batch = 16;
+	c.flags = flags;
+	pager_start(&c);
+	base = region(nr * PAGE);
+	gen = calloc(nr, sizeof(*gen));
+	t_true(gen != NULL);
+	for (size_t i = 0; i < nr; i++)
+		page_fill(base + i * WORDS, i, 0);
+	t_async_reset();
+	for (unsigned int t = 0; t < WR_THREADS; t++) {
+		a[t] = (struct wr_arg){ .base = base, .nr = nr, .id = t, .iters = iters,
+					.seed = seed + t, .gen = gen };
+		t_eq(pthread_create(&tid[t], NULL, rewriter, &a[t]), 0);
+	}
+	for (unsigned int t = 0; t < WR_THREADS; t++)
+		pthread_join(tid[t], NULL);
+	if (t_async_failed())
+		print_message("seed %llu\n", (unsigned long long)seed);
+	t_assert_no_async_failure("rewriting during eviction");
+	for (size_t i = 0; i < nr; i++) {
+		const char *why = page_check(base + i * WORDS, i, gen[i]);
+
+		if (why)
+			fail_msg("page %zu: %s after the run (last gen %llu, seed %llu)",
+				 i, why, (unsigned long long)gen[i],
+				 (unsigned long long)seed);
+	}
+	st = pstats();
+	print_message("%llu evictions, %llu cancelled by a write, %llu clean, "
+		      "%llu wp faults, %llu swap-ins\n",
+		      (unsigned long long)st.evictions,
+		      (unsigned long long)st.evict_cancelled,
+		      (unsigned long long)st.evict_clean,
+		      (unsigned long long)st.wp_faults, (unsigned long long)st.swapins);
+	t_true(st.evictions > 0);
+	t_true(st.resident_peak_bytes <= limit);
+	free(gen);
+	t_eq(uswap_region_destroy(pg, base), 0);
+	t_eq_u64(total_inuse(), 0);
+}
+
+/* Reclaim in the background thread and in the faults, 2 spinning handlers. */
+static void test_pager_writers_during_eviction_keep_last_value(void **state)
+{
+	writers_during_eviction(0, 2);
+}
+
+/* Faults reclaim for themselves; 3 handlers that sleep between faults. */
+static void test_pager_writers_during_direct_reclaim_keep_last_value(void **state)
+{
+	writers_during_eviction(USWAP_PAGER_NO_KSWAPD | USWAP_PAGER_NO_SPIN, 3);
+}
+
+/* ------------------------------------------------------------------------
+ * cli: without permission the tool says how to get it
+ * ---------------------------------------------------------------------- */
+
+static int read_sysctl(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* Run argv with stdout+stderr into @out; return the exit status or -1. */
+static int run_capture(char *const argv[], char *out, size_t outlen)
+{
+	posix_spawn_file_actions_t fa;
+	int pipefd[2], status;
+	size_t len = 0;
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe(pipefd))
+		return -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
+	posix_spawn_file_actions_addclose(&fa, pipefd[0]);
+	if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, NULL)) {
+		posix_spawn_file_actions_destroy(&fa);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -1;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	close(pipefd[1]);
+	while ((n = read(pipefd[0], out + len, outlen - 1 - len)) > 0 && len + (size_t)n < outlen - 1)
+		len += (size_t)n;
+	if (n > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	close(pipefd[0]);
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static bool have_program(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/usr/bin/%s", name);
+	if (access(path, X_OK) == 0)
+		return true;
+	snprintf(path, sizeof(path), "/usr/sbin/%s", name);
+	return access(path, X_OK) == 0;
+}
+
+static void test_pager_cli_without_permission_says_how(void **state)
+{
+	char out[8192];
+	int rc;
+
+	if (!uswap_exe)
+		t_skip("no path to the uswap CLI given (test_pager cli PATH)");
+	if (geteuid() != 0)
+		t_skip("needs root to run the CLI as an unprivileged user");
+	if (read_sysctl("/proc/sys/vm/unprivileged_userfaultfd") != 0)
+		t_skip("vm.unprivileged_userfaultfd is not 0: an unprivileged user "
+		       "has permission here");
+	if (!have_program("setpriv"))
+		t_skip("setpriv (util-linux) not found");
+	/* nobody may not be able to reach the build tree. */
+	char *probe[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+			  (char *)uswap_exe, "--version", NULL };
+	if (run_capture(probe, out, sizeof(out)) != 0)
+		t_skip("user nobody cannot run the uswap binary in this tree");
+
+	/* Kernel-mode faults asked for: no way in without permission. */
+	char *deny[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+			 (char *)uswap_exe, "bench", "usemem", "--uffd-kernel-faults",
+			 "--size", "8M", "--limit", "4M", NULL };
+	rc = run_capture(deny, out, sizeof(out));
+	print_message("as nobody with --uffd-kernel-faults: exit %d:\n%s", rc, out);
+	t_eq(rc, 1);
+	t_true(strstr(out, "EPERM") != NULL);
+	t_true(strstr(out, "sysctl vm.unprivileged_userfaultfd=1") != NULL);
+	t_true(strstr(out, "root") != NULL);
+	t_true(strstr(out, "--uffd-kernel-faults") != NULL);
+
+	/* By default the pager falls back to user-mode-only faults. */
+	char *allow[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+			  (char *)uswap_exe, "bench", "usemem", "--size", "8M",
+			  "--limit", "4M", "--device", "zram:32M", NULL };
+	rc = run_capture(allow, out, sizeof(out));
+	if (rc != 0)
+		print_message("as nobody, default: exit %d:\n%s", rc, out);
+	t_eq(rc, 0);
+	t_true(strstr(out, "user-mode-only") != NULL);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest quick[] = {
+		cmocka_unit_test_setup_teardown(test_pager_region_reads_zero_and_keeps_writes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_refuses_bad_config, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_integrity_4x_limit_2_writers_2_random_readers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_integrity_order4_folios_4x_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_resident_never_exceeds_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_freed_regions_and_pager_leave_no_slot_in_use, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_read_error_faults_with_sigbus_never_wrong_data, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_read_error_without_poison_maps_documented_fill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_swapoff_moves_folios_of_live_regions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_swapoff_without_room_brings_folios_in, setup, teardown),
+	};
+	const struct CMUnitTest stress[] = {
+		cmocka_unit_test_setup_teardown(test_pager_writers_during_eviction_keep_last_value, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_writers_during_direct_reclaim_keep_last_value, setup, teardown),
+	};
+	const struct CMUnitTest cli[] = {
+		cmocka_unit_test(test_pager_cli_without_permission_says_how),
+	};
+
+	if (argc > 1 && !strcmp(argv[1], "stress"))
+		return t_run(stress);
+	if (argc > 2 && !strcmp(argv[1], "cli")) {
+		uswap_exe = argv[2];
+		return t_run(cli);
+	}
+	return t_run(quick);
+}
