@@ -276,7 +276,7 @@ static void two_threads(void *(*fn)(void *), uint64_t *base, size_t nr, uint64_t
 		pthread_join(tid[t], NULL);
 }
 
-static void integrity(unsigned int order)
+static void integrity(unsigned int order, unsigned int readahead)
 {
 	const uint64_t limit = 8u << 20;
 	const size_t nr = 4 * limit / PAGE;
@@ -287,11 +287,14 @@ static void integrity(unsigned int order)
 	for (int i = 0; i < 4; i++)
 		swapon("zram:64M");
 	struct uswap_pager_config c = config(limit, order, 2);
+	c.readahead_pages = readahead;
 	pager_start(&c);
 	base = region(nr * PAGE);
 	t_async_reset();
 	two_threads(writer, base, nr, 1, false, &bad);
 	two_threads(reader, base, nr, 1, true, &bad);
+	if (readahead) /* and sequentially, where readahead does its work */
+		two_threads(reader, base, nr, 1, false, &bad);
 	t_assert_no_async_failure("read back after eviction");
 	t_eq_u64(atomic_load(&bad), 0);
 	st = pstats();
@@ -308,12 +311,18 @@ static void integrity(unsigned int order)
 
 static void test_pager_integrity_4x_limit_2_writers_2_random_readers(void **state)
 {
-	integrity(0);
+	integrity(0, 0);
 }
 
 static void test_pager_integrity_order4_folios_4x_limit(void **state)
 {
-	integrity(4);
+	integrity(4, 0);
+}
+
+static void test_pager_integrity_with_readahead(void **state)
+{
+	integrity(1, 16);
+	t_true(pstats().readahead > 0);
 }
 
 /* ------------------------------------------------------------------------
@@ -478,7 +487,7 @@ static int read_page(const uint64_t *base, size_t i, const char **why)
 	return 0;
 }
 
-static void read_errors(unsigned int flags)
+static void read_errors(unsigned int flags, unsigned int readahead)
 {
 	const uint64_t limit = 2u << 20;
 	const size_t nr = 4 * limit / PAGE;
@@ -494,6 +503,7 @@ static void read_errors(unsigned int flags)
 	swapon("faulty:read=1:ram:64M");
 	struct uswap_pager_config c = config(limit, 1, 1);
 	c.flags = flags;
+	c.readahead_pages = readahead;
 	c.on_error = on_error;
 	c.error_ctx = &err_log;
 	memset(&err_log, 0, sizeof(err_log));
@@ -556,12 +566,18 @@ static void read_errors(unsigned int flags)
 
 static void test_pager_read_error_faults_with_sigbus_never_wrong_data(void **state)
 {
-	read_errors(0);
+	read_errors(0, 0);
+}
+
+/* A folio read ahead that cannot be read is left for its own fault. */
+static void test_pager_read_error_with_readahead_faults_where_used(void **state)
+{
+	read_errors(0, 8);
 }
 
 static void test_pager_read_error_without_poison_maps_documented_fill(void **state)
 {
-	read_errors(USWAP_PAGER_NO_POISON);
+	read_errors(USWAP_PAGER_NO_POISON, 0);
 }
 
 /* ------------------------------------------------------------------------
@@ -662,8 +678,22 @@ static void *rewriter(void *arg)
 	struct wr_arg *a = arg;
 	size_t mine = (a->nr - a->id + WR_THREADS - 1) / WR_THREADS;
 
+	size_t sweep = 0, next = 0;
+
 	for (uint64_t it = 0; it < a->iters && !t_async_failed(); it++) {
-		size_t i = a->id + WR_THREADS * (size_t)t_rand_below(&a->seed, mine);
+		size_t i;
+
+		/* Now and then a sequential sweep, for the readahead. */
+		if (!sweep && t_rand_below(&a->seed, 64) == 0) {
+			sweep = 32;
+			next = (size_t)t_rand_below(&a->seed, mine);
+		}
+		if (sweep) {
+			sweep--;
+			i = a->id + WR_THREADS * (next++ % mine);
+		} else {
+			i = a->id + WR_THREADS * (size_t)t_rand_below(&a->seed, mine);
+		}
 		uint64_t *w = a->base + i * WORDS;
 		uint64_t gen = ++a->gen[i];
 		const char *why;
@@ -677,7 +707,8 @@ static void *rewriter(void *arg)
 	return NULL;
 }
 
-static void writers_during_eviction(unsigned int flags, unsigned int handlers)
+static void writers_during_eviction(unsigned int flags, unsigned int handlers,
+				    unsigned int readahead)
 {
 	const uint64_t limit = 1u << 20;
 	const size_t nr = 6 * limit / PAGE;
@@ -697,6 +728,7 @@ static void writers_during_eviction(unsigned int flags, unsigned int handlers)
 	struct uswap_pager_config c = config(limit, 2, handlers);
 	c.reclaim_batch = 16;
 	c.flags = flags;
+	c.readahead_pages = readahead;
 	pager_start(&c);
 	base = region(nr * PAGE);
 	gen = calloc(nr, sizeof(*gen));
@@ -724,11 +756,12 @@ static void writers_during_eviction(unsigned int flags, unsigned int handlers)
 	}
 	st = pstats();
 	print_message("%llu evictions, %llu cancelled by a write, %llu clean, "
-		      "%llu wp faults, %llu swap-ins\n",
+		      "%llu wp faults, %llu swap-ins, %llu read ahead\n",
 		      (unsigned long long)st.evictions,
 		      (unsigned long long)st.evict_cancelled,
 		      (unsigned long long)st.evict_clean,
-		      (unsigned long long)st.wp_faults, (unsigned long long)st.swapins);
+		      (unsigned long long)st.wp_faults, (unsigned long long)st.swapins,
+		      (unsigned long long)st.readahead);
 	t_true(st.evictions > 0);
 	t_true(st.resident_peak_bytes <= limit);
 	free(gen);
@@ -739,13 +772,14 @@ static void writers_during_eviction(unsigned int flags, unsigned int handlers)
 /* Reclaim in the background thread and in the faults, 2 spinning handlers. */
 static void test_pager_writers_during_eviction_keep_last_value(void **state)
 {
-	writers_during_eviction(0, 2);
+	writers_during_eviction(0, 2, 0);
 }
 
-/* Faults reclaim for themselves; 3 handlers that sleep between faults. */
+/* Faults reclaim for themselves; 3 handlers that sleep between faults;
+ * readahead claims folios beside the faulting one. */
 static void test_pager_writers_during_direct_reclaim_keep_last_value(void **state)
 {
-	writers_during_eviction(USWAP_PAGER_NO_KSWAPD | USWAP_PAGER_NO_SPIN, 3);
+	writers_during_eviction(USWAP_PAGER_NO_KSWAPD | USWAP_PAGER_NO_SPIN, 3, 16);
 }
 
 /* ------------------------------------------------------------------------
@@ -860,9 +894,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pager_refuses_bad_config, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_integrity_4x_limit_2_writers_2_random_readers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_integrity_order4_folios_4x_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_integrity_with_readahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_resident_never_exceeds_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_freed_regions_and_pager_leave_no_slot_in_use, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_read_error_faults_with_sigbus_never_wrong_data, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_read_error_with_readahead_faults_where_used, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_read_error_without_poison_maps_documented_fill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_swapoff_moves_folios_of_live_regions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_swapoff_without_room_brings_folios_in, setup, teardown),

@@ -74,6 +74,9 @@ static const char usage_text[] =
 "  --no-spin           handlers sleep as soon as there is nothing to do\n"
 "  --no-kswapd         no background reclaim thread: faults reclaim for\n"
 "                      themselves when the limit is reached\n"
+"  --readahead PAGES   a fault continuing a sequential stream also maps up\n"
+"                      to PAGES pages of the folios after it (0..64,\n"
+"                      default 0: off)\n"
 "  --batch PAGES       pages evicted per reclaim pass (default 256)\n"
 "  --keep-cache        keep a clean copy of each evicted folio in the swap\n"
 "                      cache (memory outside the limit; no I/O on refault)\n"
@@ -105,7 +108,7 @@ enum {
 	OPT_REPEAT = 256, OPT_RANDOM, OPT_READ_ONLY, OPT_READ_AGAIN, OPT_DATA,
 	OPT_SEED, OPT_LIMIT, OPT_DEVICE, OPT_ORDER, OPT_HANDLERS, OPT_SPIN_US,
 	OPT_NO_SPIN, OPT_BATCH, OPT_KEEP_CACHE, OPT_NO_KEEP_CLEAN,
-	OPT_KERNEL_FAULTS, OPT_NO_PAGER, OPT_JSON, OPT_NO_KSWAPD,
+	OPT_KERNEL_FAULTS, OPT_NO_PAGER, OPT_JSON, OPT_NO_KSWAPD, OPT_READAHEAD,
 };
 
 static const struct option long_options[] = {
@@ -124,6 +127,7 @@ static const struct option long_options[] = {
 	{ "spin-us",            required_argument, NULL, OPT_SPIN_US },
 	{ "no-spin",            no_argument,       NULL, OPT_NO_SPIN },
 	{ "no-kswapd",          no_argument,       NULL, OPT_NO_KSWAPD },
+	{ "readahead",          required_argument, NULL, OPT_READAHEAD },
 	{ "batch",              required_argument, NULL, OPT_BATCH },
 	{ "keep-cache",         no_argument,       NULL, OPT_KEEP_CACHE },
 	{ "no-keep-clean",      no_argument,       NULL, OPT_NO_KEEP_CLEAN },
@@ -204,6 +208,8 @@ static int apply_option(struct usemem_opts *o, int opt, const char *arg)
 	case OPT_NO_KSWAPD:
 		o->no_kswapd = true;
 		return 0;
+	case OPT_READAHEAD:
+		return cli_parse_uint(arg, 0, 64, &o->readahead);
 	case OPT_BATCH:
 		return cli_parse_uint(arg, 1, 65536, &o->batch);
 	case OPT_KEEP_CACHE:
@@ -246,6 +252,7 @@ static const char *option_hint(int opt)
 	case OPT_HANDLERS:  return "1..64";
 	case OPT_SPIN_US:   return "1..10000000";
 	case OPT_BATCH:     return "1..65536";
+	case OPT_READAHEAD: return "0..64 pages";
 	}
 	return "see --help";
 }
@@ -421,6 +428,7 @@ static int start_pager(struct usemem_run *r)
 		.spin_us = o->spin_us,
 		.reclaim_batch = o->batch,
 		.swap_flags = o->keep_cache ? USWAP_SWAP_KEEP_CACHE : 0,
+		.readahead_pages = o->readahead,
 	};
 	int err;
 

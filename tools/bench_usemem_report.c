@@ -119,11 +119,12 @@ void usemem_print_text(const struct usemem_opts *o, const struct usemem_result *
 			       (unsigned long long)res->swap.swpout_fallback[k]);
 	printf("swpin %llu (swap cache %llu)\n", (unsigned long long)res->swap.swpin,
 	       (unsigned long long)res->swap.swpin_cached);
-	printf("pager: %llu faults (%llu first touch, %llu swap-in), %llu write-protect "
-	       "faults; %llu evictions (%llu clean, %llu split, %llu undone); "
-	       "resident peak %llu MiB, %llu over the limit\n",
+	printf("pager: %llu faults (folios: %llu zero-filled, %llu swapped in, %llu of "
+	       "them read ahead), %llu write-protect faults; %llu evictions (%llu clean, "
+	       "%llu split, %llu undone); resident peak %llu MiB, %llu over the limit\n",
 	       (unsigned long long)ps->faults, (unsigned long long)ps->zero_fills,
-	       (unsigned long long)ps->swapins, (unsigned long long)ps->wp_faults,
+	       (unsigned long long)ps->swapins, (unsigned long long)ps->readahead,
+	       (unsigned long long)ps->wp_faults,
 	       (unsigned long long)ps->evictions, (unsigned long long)ps->evict_clean,
 	       (unsigned long long)ps->evict_split,
 	       (unsigned long long)ps->evict_cancelled,
@@ -239,6 +240,8 @@ void usemem_print_json(const struct usemem_opts *o, const struct usemem_result *
 	cli_json_u64(&j, "evict_split", ps->evict_split);
 	cli_json_u64(&j, "evict_cancelled", ps->evict_cancelled);
 	cli_json_u64(&j, "reclaim_waits", ps->reclaim_waits);
+	cli_json_u64(&j, "kswapd_wakeups", ps->kswapd_wakeups);
+	cli_json_u64(&j, "readahead", ps->readahead);
 	cli_json_u64(&j, "over_limit", ps->over_limit);
 	cli_json_u64(&j, "read_errors", ps->read_errors);
 	cli_json_u64(&j, "resident_peak_bytes", ps->resident_peak_bytes);

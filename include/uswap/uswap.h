@@ -722,6 +722,14 @@ struct uswap_pager_config {
 	unsigned int flags;        /* USWAP_PAGER_* */
 	uswap_pager_error_fn on_error; /* may be NULL */
 	void *error_ctx;
+	unsigned int readahead_pages; /* sequential readahead: a fault that
+				      continues a sequential stream also maps
+				      up to this many pages of the folios
+				      after it that are in the same state
+				      (never touched, or swapped out), in one
+				      ioctl; the window doubles from one folio
+				      as the stream goes on (0 = off; at most
+				      64; less than a folio = off) */
 };
 
 #define USWAP_PAGER_SPIN_DEFAULT 50 /* us; see docs/pager.md */
@@ -803,6 +811,8 @@ struct uswap_pager_stats {
 					or the swap-out failed */
 	uint64_t reclaim_waits;      /* faults that reclaimed before mapping */
 	uint64_t kswapd_wakeups;     /* background reclaim rounds */
+	uint64_t readahead;          /* folios mapped ahead of a fault (in
+					zero_fills or swapins too) */
 	uint64_t over_limit;         /* folios mapped above the limit because
 					nothing could be evicted (swap full) */
 	uint64_t read_errors;        /* folios lost to device read errors */

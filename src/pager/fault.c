@@ -90,60 +90,163 @@ void folio_poison(struct uswap_pager *p, struct pager_region *r, size_t idx,
 	folio_publish(&r->state[idx], s);
 }
 
+/* ------------------------------------------------------------------------
+ * Readahead: a fault that continues a sequential stream brings in the next
+ * folios of the same kind (never touched, or swapped out) with the
+ * faulting one, in one mapping ioctl: the kernel's swap readahead
+ * (vm.page-cluster) and fault-around. The window doubles while the stream
+ * goes on (1, 2, 4 ... folios, up to cfg.readahead_pages) and closes on
+ * the first fault elsewhere. Folios brought in ahead get no reference bit:
+ * until used they are the first the clock takes.
+ * ---------------------------------------------------------------------- */
+
+/* How many folios to try ahead of @idx, and note the stream. */
+static unsigned int ra_window(struct uswap_pager *p, struct pager_region *r, size_t idx)
+{
+	size_t expect = atomic_load_explicit(&r->ra_next, memory_order_relaxed);
+	unsigned int w = atomic_load_explicit(&r->ra_window, memory_order_relaxed);
+
+	if (!p->ra_folios)
+		return 0;
+	if (idx != expect)
+		w = 0;
+	else
+		w = w ? (2 * w < p->ra_folios ? 2 * w : p->ra_folios) : 1;
+	if (w > r->nr_folios - idx - 1)
+		w = (unsigned int)(r->nr_folios - idx - 1);
+	return w;
+}
+
+static void ra_note(struct pager_region *r, size_t idx, unsigned int window,
+		    unsigned int got)
+{
+	atomic_store_explicit(&r->ra_next, idx + 1 + got, memory_order_relaxed);
+	atomic_store_explicit(&r->ra_window, window, memory_order_relaxed);
+}
+
+/* Claim up to @max folios after @idx that are in state @want, stopping at
+ * the first that is not; their state words go to @prev. */
+static unsigned int claim_ahead(struct pager_region *r, size_t idx, unsigned int want,
+				unsigned int max, uint32_t *prev)
+{
+	unsigned int n = 0;
+
+	while (n < max) {
+		_Atomic uint32_t *state = &r->state[idx + 1 + n];
+		uint32_t s = atomic_load_explicit(state, memory_order_acquire);
+
+		if (pf_state(s) != want || !folio_claim(state, &s, PF_FAULTING))
+			break;
+		prev[n++] = s;
+	}
+	return n;
+}
+
 /* First touch: zeroes. A read maps the shared zero page (no memory until
  * written; the charge is taken all the same, since the write that follows
  * allocates without telling us). */
 static void fault_zero(struct uswap_pager *p, struct pager_handler *h,
 		       struct pager_region *r, size_t idx, bool write, uint64_t t0)
 {
+	uint32_t prev[PAGER_MAX_RA_FOLIOS];
+	unsigned int w = ra_window(p, r, idx);
+	unsigned int n = claim_ahead(r, idx, PF_NONE, w, prev);
+	size_t len = (size_t)(1 + n) * p->folio_bytes;
 	void *addr = folio_addr(r, idx);
 	int err;
 
-	pager_charge(p, p->nr);
+	ra_note(r, idx, w, n);
+	pager_charge(p, (1 + n) * p->nr);
 	if (!write && !(p->cfg.flags & USWAP_PAGER_NO_ZEROPAGE))
-		err = uffd_zeropage(p->uffd, addr, p->folio_bytes);
+		err = uffd_zeropage(p->uffd, addr, len);
 	else
-		err = uffd_copy(p->uffd, addr, p->zero, p->folio_bytes, false);
+		err = uffd_copy(p->uffd, addr, p->zero, len, false);
 	pager_record_latency(h, pager_now_ns() - t0);
 	WARN_ONCE(err, "pager: zero fill at %p failed: %d", addr, err);
-	pager_count(p, zero_fills);
+	atomic_fetch_add_explicit(&p->cnt.zero_fills, 1 + n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->cnt.readahead, n, memory_order_relaxed);
+	for (unsigned int i = 1; i <= n; i++)
+		folio_publish(&r->state[idx + i], PF_RESIDENT);
 	folio_publish(&r->state[idx], PF_RESIDENT | PF_REF);
 }
 
+/* Read the folios ahead into @buf after the faulting one; a failure ends
+ * the run there (the folios not read go back as they were: a lost one
+ * fails when it is used, not when it was merely near). Return: how many
+ * were read. */
+static unsigned int swapin_ahead(struct uswap_pager *p, struct pager_region *r, size_t idx,
+				 unsigned int n, const uint32_t *prev, char *buf,
+				 unsigned int *cached)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		int rc = folio_swap_in(p, r, idx + 1 + i, (prev[i] & PF_WHOLE) != 0,
+				       buf + (size_t)(1 + i) * p->folio_bytes);
+
+		if (rc < 0)
+			break;
+		*cached += (unsigned int)rc;
+	}
+	for (unsigned int j = i; j < n; j++)
+		folio_publish(&r->state[idx + 1 + j], prev[j]);
+	return i;
+}
+
+/* Publish a folio just mapped from swap: clean (slots kept, mapped
+ * write-protected) or dirty (slots freed). */
+static void swapin_done(struct uswap_pager *p, struct pager_region *r, size_t idx,
+			uint32_t s, bool keep, uint32_t ref)
+{
+	bool whole = (s & PF_WHOLE) != 0;
+
+	if (keep) {
+		folio_publish(&r->state[idx], PF_CLEAN | ref | (whole ? PF_WHOLE : 0));
+		return;
+	}
+	folio_free_slots(p, r, idx, whole);
+	folio_publish(&r->state[idx], PF_RESIDENT | ref);
+}
+
 /*
- * fault_swapin() - bring an evicted folio back whole. A read fault keeps
- * the slots and maps the folio write-protected (clean: evicting it again
- * costs no write until it is written); a write fault frees them.
+ * fault_swapin() - bring an evicted folio back whole (and the folios
+ * ahead of it in a sequential stream). A read fault keeps the slots and
+ * maps the folio write-protected (clean: evicting it again costs no write
+ * until it is written); a write fault frees them.
  */
 static void fault_swapin(struct uswap_pager *p, struct pager_handler *h,
 			 struct pager_region *r, size_t idx, uint32_t s, bool write,
 			 uint64_t t0)
 {
 	bool keep = !write && !(p->cfg.flags & USWAP_PAGER_NO_KEEP_CLEAN);
-	bool whole = (s & PF_WHOLE) != 0;
+	uint32_t prev[PAGER_MAX_RA_FOLIOS];
 	void *addr = folio_addr(r, idx);
+	unsigned int w, n, cached = 0;
 	int rc, err;
 
-	rc = folio_swap_in(p, r, idx, whole, h->buf);
+	rc = folio_swap_in(p, r, idx, (s & PF_WHOLE) != 0, h->buf);
 	if (rc < 0) {
-		folio_free_slots(p, r, idx, whole);
+		folio_free_slots(p, r, idx, (s & PF_WHOLE) != 0);
 		folio_poison(p, r, idx, h->buf, rc);
 		pager_record_latency(h, pager_now_ns() - t0);
+		ra_note(r, idx, 0, 0);
 		return;
 	}
-	pager_charge(p, p->nr);
-	err = uffd_copy(p->uffd, addr, h->buf, p->folio_bytes, keep);
+	w = ra_window(p, r, idx);
+	n = claim_ahead(r, idx, PF_SWAPPED, w, prev);
+	n = swapin_ahead(p, r, idx, n, prev, h->buf, &cached);
+	ra_note(r, idx, w, n);
+	pager_charge(p, (1 + n) * p->nr);
+	err = uffd_copy(p->uffd, addr, h->buf, (size_t)(1 + n) * p->folio_bytes, keep);
 	pager_record_latency(h, pager_now_ns() - t0);
 	WARN_ONCE(err, "pager: UFFDIO_COPY at %p failed: %d", addr, err);
-	pager_count(p, swapins);
-	if (rc == 1)
-		pager_count(p, swapins_cached);
-	if (keep) {
-		folio_publish(&r->state[idx], PF_CLEAN | PF_REF | (whole ? PF_WHOLE : 0));
-		return;
-	}
-	folio_free_slots(p, r, idx, whole);
-	folio_publish(&r->state[idx], PF_RESIDENT | PF_REF);
+	atomic_fetch_add_explicit(&p->cnt.swapins, 1 + n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->cnt.swapins_cached, (rc == 1) + cached,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->cnt.readahead, n, memory_order_relaxed);
+	for (unsigned int i = 1; i <= n; i++)
+		swapin_done(p, r, idx + i, prev[i - 1], keep, 0);
+	swapin_done(p, r, idx, s, keep, PF_REF);
 }
 
 static void fault_missing(struct uswap_pager *p, struct pager_handler *h,

@@ -222,6 +222,13 @@ static int config_apply(struct uswap_pager *p, const struct uswap_pager_config *
 		p->batch_folios = (unsigned int)(p->limit_pages / 4 / p->nr);
 	if (!p->batch_folios)
 		p->batch_folios = 1;
+	/* Readahead: whole folios, at most PAGER_MAX_RA_PAGES, and never
+	 * more than an eighth of the limit over all handlers at once. */
+	p->ra_folios = (cfg->readahead_pages < PAGER_MAX_RA_PAGES ? cfg->readahead_pages :
+			PAGER_MAX_RA_PAGES) / p->nr;
+	while (p->ra_folios &&
+	       (uint64_t)(1 + p->ra_folios) * p->nr * p->nr_handlers > p->limit_pages / 8)
+		p->ra_folios /= 2;
 	p->kswapd_on = !(cfg->flags & USWAP_PAGER_NO_KSWAPD);
 	p->wmark_low = 2 * (uint64_t)p->batch_folios * p->nr;
 	p->wmark_high = 4 * (uint64_t)p->batch_folios * p->nr;
@@ -258,17 +265,19 @@ static void pager_free(struct uswap_pager *p)
 
 static int pager_alloc_buffers(struct uswap_pager *p)
 {
-	p->zero = aligned_alloc(USWAP_PAGE_SIZE, p->folio_bytes);
+	size_t span = (size_t)(1 + p->ra_folios) * p->folio_bytes;
+
+	p->zero = aligned_alloc(USWAP_PAGE_SIZE, span);
 	p->unuse_buf = aligned_alloc(USWAP_PAGE_SIZE, p->folio_bytes);
 	p->handlers = aligned_alloc(CACHELINE, p->nr_handlers * sizeof(*p->handlers));
 	if (!p->zero || !p->unuse_buf || !p->handlers)
 		return -ENOMEM;
-	memset(p->zero, 0, p->folio_bytes);
+	memset(p->zero, 0, span);
 	memset(p->handlers, 0, p->nr_handlers * sizeof(*p->handlers));
 	for (unsigned int i = 0; i < p->nr_handlers; i++) {
 		p->handlers[i].p = p;
 		p->handlers[i].id = i;
-		p->handlers[i].buf = aligned_alloc(USWAP_PAGE_SIZE, p->folio_bytes);
+		p->handlers[i].buf = aligned_alloc(USWAP_PAGE_SIZE, span);
 		if (!p->handlers[i].buf)
 			return -ENOMEM;
 	}

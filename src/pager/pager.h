@@ -102,9 +102,15 @@ struct pager_region {
 	_Atomic uint32_t *state;  /* per folio: enum pfolio_state | PF_* */
 	_Atomic uint64_t *slot;   /* per page: uswap_entry_t.val of its slot,
 				     0 = none; written by the folio's owner */
+	_Atomic size_t ra_next;   /* readahead: the folio a sequential
+				     stream would fault on next */
+	_Atomic unsigned int ra_window; /* folios brought in ahead last time */
 	_Atomic long nr_errors;   /* folios lost to read errors */
 	_Atomic(void *) first_error; /* first address lost */
 };
+
+#define PAGER_MAX_RA_PAGES 64 /* readahead window limit, pages */
+#define PAGER_MAX_RA_FOLIOS PAGER_MAX_RA_PAGES
 
 /* Fault service time histogram: log-linear, 8 buckets per power of two
  * (12.5 % resolution), in ns. */
@@ -116,7 +122,8 @@ struct pager_handler {
 	struct uswap_pager *p;
 	pthread_t tid;
 	unsigned int id;
-	void *buf;                /* one folio, page-aligned: swap-in bounce */
+	void *buf;                /* 1 + ra_folios folios, page-aligned:
+				     swap-in bounce */
 	_Atomic uint64_t lat[LAT_BUCKETS]; /* fault service ns */
 	_Atomic uint64_t lat_max;
 } __cacheline_aligned;
@@ -146,6 +153,7 @@ struct pager_rmap {
 	X(evict_cancelled) \
 	X(reclaim_waits)   \
 	X(kswapd_wakeups)  \
+	X(readahead)       \
 	X(over_limit)      \
 	X(read_errors)     \
 	X(unuse_moved)     \
@@ -171,6 +179,7 @@ struct uswap_pager {
 	uint64_t spin_ns;               /* handler spin before poll(); 0 = none */
 	uint64_t limit_pages;           /* whole folios */
 	unsigned int batch_folios;      /* folios per reclaim pass */
+	unsigned int ra_folios;         /* readahead window, folios; 0 = off */
 	_Atomic bool stopping;
 
 	/* Background reclaim, the kernel's kswapd: woken when fewer than
@@ -207,7 +216,7 @@ struct uswap_pager {
 	uint64_t unuse_miss_val;        /* entry last not found ... */
 	unsigned int unuse_miss;        /* ... and how many times in a row */
 
-	void *zero;                     /* one folio of zeroes, page-aligned */
+	void *zero;                     /* 1 + ra_folios folios of zeroes */
 	struct pager_rmap rmap;
 	struct pager_counters cnt;
 	unsigned int nr_handlers;
