@@ -451,15 +451,52 @@ static void test_pager_freed_regions_and_pager_leave_no_slot_in_use(void **state
  * quick: read errors
  * ---------------------------------------------------------------------- */
 
-static sigjmp_buf bus_jmp;
-static volatile sig_atomic_t bus_count;
-static void *volatile bus_addr;
+/* SIGBUS is caught per thread: each thread that expects one points
+ * bus_env at its own jump buffer (volatile: the compiler must not drop
+ * the store as dead, nothing it can see reads it before it is reset). */
+static __thread sigjmp_buf *volatile bus_env;
+static __thread void *volatile bus_addr;
+static _Atomic unsigned long bus_count;
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
-	bus_count++;
+	static const char msg[] = "test_pager: SIGBUS nobody expected\n";
+
+	atomic_fetch_add(&bus_count, 1);
 	bus_addr = si->si_addr;
-	siglongjmp(bus_jmp, 1);
+	if (bus_env)
+		siglongjmp(*bus_env, 1);
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(3);
+	abort();
+}
+
+/* Write page @i; false if the write raised SIGBUS (its folio was evicted
+ * between two stores and could not be read back). */
+static bool fill_page_catching(uint64_t *base, size_t i, uint64_t gen)
+{
+	sigjmp_buf env;
+
+	if (sigsetjmp(env, 1)) {
+		bus_env = NULL;
+		return false;
+	}
+	bus_env = &env;
+	page_fill(base + i * WORDS, i, gen);
+	bus_env = NULL;
+	return true;
+}
+
+/* writer() for a device that cannot read: a writer preempted between two
+ * pages of a folio can find it evicted, and then lost, when it resumes. */
+static void *writer_catching(void *arg)
+{
+	struct span_arg *a = arg;
+
+	for (size_t i = a->first; i < a->first + a->nr; i++)
+		if (!fill_page_catching(a->base, i, a->gen))
+			atomic_fetch_add(a->bad, 1);
+	return NULL;
 }
 
 struct err_log {
@@ -481,9 +518,15 @@ static void on_error(void *ctx, void *addr, int err)
 /* Read page @i: 0 and its check result, or 1 after a SIGBUS. */
 static int read_page(const uint64_t *base, size_t i, const char **why)
 {
-	if (sigsetjmp(bus_jmp, 1))
+	sigjmp_buf env;
+
+	if (sigsetjmp(env, 1)) {
+		bus_env = NULL;
 		return 1;
+	}
+	bus_env = &env;
 	*why = page_check(base + i * WORDS, i, 1);
+	bus_env = NULL;
 	return 0;
 }
 
@@ -495,7 +538,7 @@ static void read_errors(unsigned int flags, unsigned int readahead)
 	struct sigaction old;
 	size_t bus_pages = 0, good = 0;
 	struct uswap_pager_stats st;
-	_Atomic uint64_t bad = 0;
+	_Atomic uint64_t lost_writing = 0;
 	uint64_t *base;
 	void *first = NULL;
 
@@ -509,13 +552,12 @@ static void read_errors(unsigned int flags, unsigned int readahead)
 	memset(&err_log, 0, sizeof(err_log));
 	pager_start(&c);
 	base = region(nr * PAGE);
-	two_threads(writer, base, nr, 1, false, &bad);
+	sigemptyset(&sa.sa_mask);
+	t_eq(sigaction(SIGBUS, &sa, &old), 0);
+	two_threads(writer_catching, base, nr, 1, false, &lost_writing);
 	st = pstats();
 	t_true(st.evictions > 0);
 
-	sigemptyset(&sa.sa_mask);
-	t_eq(sigaction(SIGBUS, &sa, &old), 0);
-	bus_count = 0;
 	for (size_t i = 0; i < nr; i++) {
 		const char *why = NULL;
 
@@ -544,9 +586,11 @@ static void read_errors(unsigned int flags, unsigned int readahead)
 	}
 	sigaction(SIGBUS, &old, NULL);
 	st = pstats();
-	print_message("poison %d: %zu pages failed, %zu read back, %llu folios lost\n",
+	print_message("poison %d: %zu pages failed, %zu read back, %llu folios lost "
+		      "(%llu pages while being written)\n",
 		      st.uffd_poison, bus_pages, good,
-		      (unsigned long long)st.read_errors);
+		      (unsigned long long)st.read_errors,
+		      (unsigned long long)atomic_load(&lost_writing));
 	/* Everything evicted was lost; what stayed resident is intact.
 	 * (Without UFFDIO_POISON the fills are ordinary memory: making room
 	 * for them evicts, and loses, the rest too.) */

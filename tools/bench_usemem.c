@@ -702,6 +702,10 @@ static int run_workers(struct usemem_run *r)
 	struct rusage ru0, ru1;
 	uint64_t t0;
 
+	struct sigaction sa = { .sa_sigaction = usemem_on_sigbus, .sa_flags = SA_SIGINFO };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
 	pthread_barrier_init(&r->sync.start, NULL, o->workers + 1);
 	atomic_init(&r->sync.done, 0);
 	for (unsigned int i = 0; i < o->workers; i++) {
@@ -771,9 +775,22 @@ static void collect(struct usemem_run *r)
 
 static int report_bad(const struct usemem_run *r)
 {
+	int rc = r->res.bad_pages ? CLI_EXIT_RUNTIME : 0;
+
 	for (unsigned int i = 0; i < r->o->workers; i++) {
 		const struct usemem_worker *w = &r->w[i];
 
+		if (w->sigbus) {
+			long lost = r->pager ? uswap_region_error(r->pager, w->mem, NULL) : -1;
+
+			rc = cli_runtime_error(CMD, "worker %u: SIGBUS at offset %llu of its "
+					       "memory in pass %u: the page could not be "
+					       "read back from swap (a device read error; "
+					       "%ld folios of this region lost)", w->id,
+					       (unsigned long long)((char *)w->bus_addr -
+								    (char *)w->mem),
+					       w->cur_pass + 1, lost);
+		}
 		if (!w->bad_pages)
 			continue;
 		cli_runtime_error(CMD, "worker %u: %llu pages read back wrong; first: "
@@ -783,7 +800,7 @@ static int report_bad(const struct usemem_run *r)
 				  (unsigned long long)w->first_bad_got,
 				  (unsigned long long)w->first_bad_want);
 	}
-	return r->res.bad_pages ? CLI_EXIT_RUNTIME : 0;
+	return rc;
 }
 
 /* Freeing the regions must leave every device empty. */

@@ -21,6 +21,7 @@
 #define USWAP_TOOLS_BENCH_USEMEM_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -92,6 +93,9 @@ struct usemem_worker {
 	uint64_t first_bad_page;
 	unsigned int first_bad_pass;
 	uint64_t first_bad_want, first_bad_got; /* tags */
+	unsigned int cur_pass;       /* the pass running */
+	bool sigbus;                 /* stopped by a SIGBUS: a page lost */
+	void *bus_addr;              /* ... at this address */
 	pthread_t tid;
 };
 
@@ -134,6 +138,8 @@ int cmd_bench_usemem(int argc, char **argv);
 /* Plan the passes of @w from the options. */
 void usemem_worker_plan(struct usemem_worker *w);
 void *usemem_worker_main(void *arg);
+/* SIGBUS handler (SA_SIGINFO): a worker touching a lost page stops. */
+void usemem_on_sigbus(int sig, siginfo_t *si, void *uc);
 
 /* ------------------------------------------------------------------------
  * bench_usemem_report.c

@@ -16,8 +16,11 @@
 #include "bench_usemem.h"
 #include "cli.h"
 
+#include <setjmp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PAGE USWAP_PAGE_SIZE
 #define WORDS (PAGE / 8)
@@ -151,19 +154,56 @@ static void run_pass(struct usemem_worker *w, unsigned int pass)
 	atomic_fetch_add_explicit(&w->progress, w->nr_pages & 255, memory_order_relaxed);
 }
 
+/* A page the pager could not read back faults with SIGBUS (UFFDIO_POISON):
+ * the worker that touched it stops and the run reports it. volatile: the
+ * compiler must not drop the stores as dead. */
+static __thread sigjmp_buf *volatile bus_jmp;
+static __thread struct usemem_worker *volatile bus_worker;
+
+void usemem_on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	if (!bus_jmp) {
+		/* Not a worker's page: die of it as we would have. */
+		signal(SIGBUS, SIG_DFL);
+		raise(SIGBUS);
+		_exit(CLI_EXIT_RUNTIME);
+	}
+	bus_worker->bus_addr = si->si_addr;
+	siglongjmp(*bus_jmp, 1);
+}
+
+/* The passes, until done or a SIGBUS. Return: false after a SIGBUS. */
+static bool run_passes(struct usemem_worker *w)
+{
+	sigjmp_buf env;
+
+	if (sigsetjmp(env, 1)) {
+		bus_jmp = NULL;
+		return false;
+	}
+	bus_worker = w;
+	bus_jmp = &env;
+	for (unsigned int pass = 0; pass < w->nr_passes; pass++) {
+		uint64_t t0 = cli_now_ns();
+
+		w->cur_pass = pass;
+		run_pass(w, pass);
+		w->pass_ns[pass] = cli_now_ns() - t0;
+	}
+	bus_jmp = NULL;
+	return true;
+}
+
 void *usemem_worker_main(void *arg)
 {
 	struct usemem_worker *w = arg;
 
 	pthread_barrier_wait(&w->sync->start);
 	w->start_ns = cli_now_ns();
-	for (unsigned int pass = 0; pass < w->nr_passes; pass++) {
-		uint64_t t0 = cli_now_ns();
-
-		run_pass(w, pass);
-		w->pass_ns[pass] = cli_now_ns() - t0;
-	}
+	w->sigbus = !run_passes(w);
 	w->end_ns = cli_now_ns();
+	if (w->sigbus) /* only what was touched before it */
+		w->bytes = atomic_load(&w->progress) * PAGE;
 	atomic_fetch_add(&w->sync->done, 1);
 	return NULL;
 }

@@ -654,7 +654,8 @@ USWAP_API int uswap_spec_parse(const char *spec, struct uswap_spec_info *out,
  * (UFFDIO_POISON, kernel 6.6+); on kernels without it the folio is mapped
  * filled with USWAP_PAGER_POISON_BYTE instead. Either way the error is
  * recorded (uswap_region_error()) and passed to the config's on_error
- * callback; the data is lost, never replaced by other data silently.
+ * callback before the faulting thread resumes; the data is lost, never
+ * replaced by other data silently.
  *
  * Requirements: userfaultfd with write-protect support for anonymous
  * memory (Linux 5.7+). Without root (CAP_SYS_PTRACE) the pager asks for
@@ -816,8 +817,12 @@ struct uswap_pager_stats {
 	uint64_t over_limit;         /* folios mapped above the limit because
 					nothing could be evicted (swap full) */
 	uint64_t read_errors;        /* folios lost to device read errors */
-	uint64_t unuse_moved;        /* folios moved off a device by swapoff */
-	uint64_t unuse_loaded;       /* ... brought into memory instead */
+	uint64_t unuse_moved;        /* folios that left a device being swapped
+					off without coming into memory: written
+					to another device, or clean copies
+					dropped */
+	uint64_t unuse_loaded;       /* ... brought into memory instead (no
+					other device had room) */
 	/* Fault service time: from reading the fault message to the ioctl
 	 * that maps the folio (and wakes the thread), in ns, over every
 	 * resolved missing-page fault. 0 when none. */

@@ -190,6 +190,11 @@ static unsigned int swapin_ahead(struct uswap_pager *p, struct pager_region *r, 
 	}
 	for (unsigned int j = i; j < n; j++)
 		folio_publish(&r->state[idx + 1 + j], prev[j]);
+	/* A thread that faulted there meanwhile left its message to a
+	 * handler that saw FAULTING and counted on our mapping: wake it to
+	 * fault again. */
+	if (i < n)
+		uffd_wake(p->uffd, folio_addr(r, idx + 1 + i), (size_t)(n - i) * p->folio_bytes);
 	return i;
 }
 
