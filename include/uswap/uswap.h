@@ -98,10 +98,82 @@ typedef int (*uswap_unuse_fn)(void *ctx, uswap_entry_t entry);
 /* uswap_progress_fn - swapoff progress: @left slots still in use. */
 typedef void (*uswap_progress_fn)(void *ctx, uint64_t left);
 
+/*
+ * Allocator policies: each seed thread's "before" as a switch, for the lab
+ * (issue 5, kernel-swap-design.md section 10). The zero value of every
+ * field is the "after" design uswap uses; a zeroed struct uswap_policy is
+ * the default. Chosen at uswap_create() and fixed for the instance.
+ */
+enum uswap_select_policy {
+	USWAP_SELECT_RINGS = 0,     /* per-priority rings, per-CPU readers and
+				       a quota (seed 5 "after") */
+	USWAP_SELECT_GLOBAL_ROTATE, /* one list of every device, requeued under
+				       one global lock on every slow-path
+				       allocation (seed 4 "after", seed 5
+				       "before") */
+	USWAP_SELECT_LEGACY_PRIO,   /* default-priority devices numbered -2,
+				       -3, ... in swapon order, per-node lists
+				       promoting a node's own devices to -1
+				       (seed 4 "before") */
+};
+
+enum uswap_percpu_policy {
+	USWAP_PERCPU_PER_DEVICE = 0, /* per device per CPU cursors (seed 5) */
+	USWAP_PERCPU_GLOBAL,         /* one (device, offset per order) per CPU
+					across all devices (6.15..7.0) */
+};
+
+enum uswap_frag_policy {
+	USWAP_FRAG_SCAN_ONE = 0, /* isolate one frag cluster (seed 2 "after") */
+	USWAP_FRAG_SCAN_ALL,     /* walk the whole frag[k] list (before) */
+};
+
+enum uswap_cluster_policy {
+	USWAP_PREFER_NONFULL = 0, /* nonfull, then free (seed 2 "after") */
+	USWAP_PREFER_FREE,        /* free, then nonfull (seed 2 "before") */
+};
+
+enum uswap_freelist_policy {
+	USWAP_FREELIST_ASCENDING = 0, /* clusters in index order (seed 3) */
+	USWAP_FREELIST_INTERLEAVED,   /* 32 columns, successive clusters 32
+					 apart (the old shuffle, seed 3
+					 "before") */
+};
+
+enum uswap_lock_policy {
+	USWAP_LOCK_CLUSTER_FIRST = 0, /* cluster lock first (seed 1 "after") */
+	USWAP_LOCK_DEVICE,            /* device lock held for the whole
+					 allocation, 64-slot per-CPU slot
+					 cache for order 0 (seed 1 "before") */
+};
+
+enum uswap_discard_policy {
+	USWAP_DISCARD_BOUNDED = 0, /* one cluster per failing allocation, the
+				      rest by a background worker */
+	USWAP_DISCARD_SYNC_ALL,    /* an order-0 failure discards every
+				      pending cluster of the first device
+				      with any, synchronously (seed 5
+				      "before") */
+};
+
+struct uswap_policy {
+	enum uswap_select_policy select;
+	enum uswap_percpu_policy percpu;
+	enum uswap_frag_policy frag;
+	enum uswap_cluster_policy cluster;
+	enum uswap_freelist_policy freelist;
+	enum uswap_lock_policy lock;
+	enum uswap_discard_policy discard;
+	unsigned int nr_nodes; /* emulated NUMA nodes for LEGACY_PRIO (0 = 1);
+				  CPU c is on node c * nr_nodes / nr_cpus */
+};
+
 struct uswap_config {
 	/* Per-CPU arrays are sized by this (0 = the host's configured CPUs).
 	 * CPU ids from sched_getcpu() are taken modulo nr_cpus. */
 	unsigned int nr_cpus;
+	/* Seed "before" switches for the lab; zero = uswap's design. */
+	struct uswap_policy policy;
 	/* Slots a CPU allocates from one device of a priority ring before
 	 * its reader moves to the next device (0 = USWAP_DEFAULT_RING_QUOTA;
 	 * docs/benchmarks.md says how the default was chosen). Charged in
