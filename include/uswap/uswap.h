@@ -141,8 +141,8 @@ enum uswap_freelist_policy {
 };
 
 enum uswap_lock_policy {
-	USWAP_LOCK_CLUSTER_FIRST = 0, /* cluster lock first (seed 1 "after") */
-	USWAP_LOCK_DEVICE,            /* device lock held for the whole
+	USWAP_LOCKING_CLUSTER_FIRST = 0, /* cluster lock first (seed 1 "after") */
+	USWAP_LOCKING_DEVICE,         /* device lock held for the whole
 					 allocation, 64-slot per-CPU slot
 					 cache for order 0 (seed 1 "before") */
 };
