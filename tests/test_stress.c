@@ -24,6 +24,15 @@
  * shadow population. At the end everything is freed: inuse 0, every
  * cluster not holding the header, a bad slot or the device's end is free,
  * and every device still serves order-9 allocations, one per free cluster.
+ *
+ * The same run, shorter (a tenth of the operations), under non-default
+ * allocator policies (struct uswap_policy, src/alloc/policy.h): the device
+ * lock with the per-CPU slot cache, the per-CPU cursor across devices with
+ * the globally rotated list, and the legacy priorities with two emulated
+ * nodes. There device 2 also does page discard (USWAP_SWAPON_DISCARD), so
+ * emptied clusters wait for a discard. The order-9 sweep at the end is
+ * the default policy's alone: the "before" policies may split a large
+ * folio while a peer still has a free cluster, by design.
  */
 #include "t_util.h"
 
@@ -161,6 +170,8 @@ struct worker {
 
 static struct {
 	struct uswap *u;
+	struct uswap_policy policy;
+	bool policy_run; /* not the default policy: see the header */
 	int types[NR_DEV];
 	int dev_of_type[USWAP_MAX_DEVICES]; /* -1: not one of ours */
 	struct shadow sh[NR_DEV];
@@ -358,6 +369,7 @@ static uint32_t expected_free_clusters(const struct dev_spec *spec)
 
 static void assert_all_free_again(void)
 {
+	uswap_drain(S.u); /* slots parked in slot caches (LOCKING_DEVICE) */
 	for (int d = 0; d < NR_DEV; d++) {
 		struct uswap_device_info info = t_info(S.u, S.types[d]);
 
@@ -367,11 +379,14 @@ static void assert_all_free_again(void)
 		t_eq_u64(info.pages, specs[d].nr_slots - 1 - specs[d].nr_bad);
 		t_eq(info.nr_clusters, (specs[d].nr_slots + USWAP_CLUSTER_SLOTS - 1) /
 					       USWAP_CLUSTER_SLOTS);
-		if (info.free_clusters != expected_free_clusters(&specs[d]))
-			fail_msg("seed %llu: device %d has %u free clusters after "
-				 "everything was freed, expected %u",
+		/* Emptied clusters of a discard device may wait for it. */
+		if (info.free_clusters + info.discard_clusters !=
+		    expected_free_clusters(&specs[d]))
+			fail_msg("seed %llu: device %d has %u free clusters (and %u "
+				 "waiting for discard) after everything was "
+				 "freed, expected %u",
 				 (unsigned long long)opt.seed, S.types[d],
-				 info.free_clusters,
+				 info.free_clusters, info.discard_clusters,
 				 expected_free_clusters(&specs[d]));
 	}
 	t_check(S.u);
@@ -426,20 +441,43 @@ static void assert_every_device_serves_order9(void)
 	uswap_thread_set_cpu(-1);
 }
 
-static void test_concurrent_alloc_free_never_hands_out_slot_twice_nor_leaks(void **state)
+/* A policy run must have gone through the policy's own code. */
+static void assert_policy_exercised(void)
 {
-	uint64_t total_ops = (uint64_t)(BASE_OPS * opt.scale + 0.5);
+	struct uswap_stats st = t_stats(S.u);
+
+	printf("# policy: slot cache hits %llu refills %llu, requeues %llu, "
+	       "discards %llu (sync %llu), list scan steps %llu\n",
+	       (unsigned long long)st.slot_cache_hits,
+	       (unsigned long long)st.slot_cache_refills,
+	       (unsigned long long)st.avail_requeue,
+	       (unsigned long long)st.discards,
+	       (unsigned long long)st.sync_discards,
+	       (unsigned long long)st.list_scan_steps);
+	if (S.policy.lock == USWAP_LOCKING_DEVICE)
+		t_true(st.slot_cache_hits > 0 && st.slot_cache_refills > 0);
+	if (S.policy.select != USWAP_SELECT_RINGS)
+		t_true(st.avail_requeue > 0);
+	if (S.policy.discard == USWAP_DISCARD_SYNC_ALL)
+		t_true(st.sync_discards > 0);
+	t_true(st.discards > 0);
+}
+
+/* One run of the workers on four devices under @policy (NULL: the
+ * default), with @scale times BASE_OPS operations. */
+static void run_stress(const struct uswap_policy *policy, double scale)
+{
+	uint64_t total_ops = (uint64_t)(BASE_OPS * scale + 0.5);
 	struct worker *w = calloc((size_t)opt.threads, sizeof(*w));
 	struct uswap_config cfg = { .nr_cpus = NR_CPUS };
 	uint64_t allocs = 0, frees = 0, enospc = 0, e2big = 0;
 	char context[160];
 
-	(void)state;
 	t_true(w != NULL);
 	if (total_ops < (uint64_t)opt.threads * ROUNDS)
 		total_ops = (uint64_t)opt.threads * ROUNDS;
 	printf("# test_stress: threads %d scale %g seed %llu ops >= %llu\n",
-	       opt.threads, opt.scale, (unsigned long long)opt.seed,
+	       opt.threads, scale, (unsigned long long)opt.seed,
 	       (unsigned long long)total_ops);
 	snprintf(context, sizeof(context), "seed %llu (rerun: test_stress %d %g %llu)",
 		 (unsigned long long)opt.seed, opt.threads, opt.scale,
@@ -447,12 +485,28 @@ static void test_concurrent_alloc_free_never_hands_out_slot_twice_nor_leaks(void
 
 	memset(&S, 0, sizeof(S));
 	t_async_reset();
+	if (policy) {
+		S.policy = *policy;
+		S.policy_run = true;
+		cfg.policy = *policy;
+	}
 	t_eq(uswap_create(&cfg, &S.u), 0);
 	for (int t = 0; t < USWAP_MAX_DEVICES; t++)
 		S.dev_of_type[t] = -1;
 	for (int d = 0; d < NR_DEV; d++) {
-		S.types[d] = t_swapon_bad(S.u, specs[d].nr_slots, specs[d].prio,
-					  specs[d].bad, specs[d].nr_bad);
+		struct uswap_swapon_args a = {
+			.nr_slots = specs[d].nr_slots,
+			.prio = specs[d].prio,
+			.bad_slots = specs[d].bad,
+			.nr_bad = specs[d].nr_bad,
+		};
+
+		if (S.policy_run) {
+			a.flags = d == 2 ? USWAP_SWAPON_DISCARD : 0;
+			a.node = S.policy.nr_nodes > 1 ? d % 2 : 0;
+		}
+		S.types[d] = uswap_swapon(S.u, &a);
+		t_true(S.types[d] >= 0);
 		S.dev_of_type[S.types[d]] = d;
 		shadow_init(&S.sh[d], &specs[d]);
 		S.live_cap += specs[d].nr_slots;
@@ -484,9 +538,13 @@ static void test_concurrent_alloc_free_never_hands_out_slot_twice_nor_leaks(void
 	if (total_ops >= 100000)
 		t_true(enospc > 0 && e2big > 0);
 
+	if (S.policy_run)
+		assert_policy_exercised();
 	assert_all_free_again();
-	assert_every_device_serves_order9();
-	assert_all_free_again();
+	if (!S.policy_run) {
+		assert_every_device_serves_order9();
+		assert_all_free_again();
+	}
 
 	uswap_destroy(S.u);
 	for (int d = 0; d < NR_DEV; d++)
@@ -494,10 +552,64 @@ static void test_concurrent_alloc_free_never_hands_out_slot_twice_nor_leaks(void
 	free(w);
 }
 
+static void test_concurrent_alloc_free_never_hands_out_slot_twice_nor_leaks(void **state)
+{
+	(void)state;
+	run_stress(NULL, opt.scale);
+}
+
+/* Seed 1 "before": device lock around each allocation and free, order 0
+ * through the 64-slot per-CPU cache, with seed 2's and 3's "before" list
+ * handling (free first, the whole frag list, interleaved free list). */
+static void test_policy_device_lock_slot_cache_never_hands_out_slot_twice(void **state)
+{
+	const struct uswap_policy p = {
+		.lock = USWAP_LOCKING_DEVICE,
+		.frag = USWAP_FRAG_SCAN_ALL,
+		.cluster = USWAP_PREFER_FREE,
+		.freelist = USWAP_FREELIST_INTERLEAVED,
+	};
+
+	(void)state;
+	run_stress(&p, opt.scale / 10);
+}
+
+/* Seed 5 "before": one cursor per CPU across devices, the global list
+ * requeued under one lock, synchronous discard of everything pending. */
+static void test_policy_global_percpu_rotate_never_hands_out_slot_twice(void **state)
+{
+	const struct uswap_policy p = {
+		.select = USWAP_SELECT_GLOBAL_ROTATE,
+		.percpu = USWAP_PERCPU_GLOBAL,
+		.discard = USWAP_DISCARD_SYNC_ALL,
+	};
+
+	(void)state;
+	run_stress(&p, opt.scale / 10);
+}
+
+/* Seed 4 "before" with two nodes, on top of the device lock and the
+ * global per-CPU cursor (both swapoff-sensitive pieces at once). */
+static void test_policy_legacy_prio_nodes_never_hands_out_slot_twice(void **state)
+{
+	const struct uswap_policy p = {
+		.select = USWAP_SELECT_LEGACY_PRIO,
+		.nr_nodes = 2,
+		.lock = USWAP_LOCKING_DEVICE,
+		.percpu = USWAP_PERCPU_GLOBAL,
+	};
+
+	(void)state;
+	run_stress(&p, opt.scale / 10);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_concurrent_alloc_free_never_hands_out_slot_twice_nor_leaks),
+		cmocka_unit_test(test_policy_device_lock_slot_cache_never_hands_out_slot_twice),
+		cmocka_unit_test(test_policy_global_percpu_rotate_never_hands_out_slot_twice),
+		cmocka_unit_test(test_policy_legacy_prio_nodes_never_hands_out_slot_twice),
 	};
 
 	opt.threads = argc > 1 ? atoi(argv[1]) : 2;

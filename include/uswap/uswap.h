@@ -164,9 +164,14 @@ struct uswap_policy {
 	enum uswap_freelist_policy freelist;
 	enum uswap_lock_policy lock;
 	enum uswap_discard_policy discard;
-	unsigned int nr_nodes; /* emulated NUMA nodes for LEGACY_PRIO (0 = 1);
-				  CPU c is on node c * nr_nodes / nr_cpus */
+	unsigned int nr_nodes; /* emulated NUMA nodes for LEGACY_PRIO (0 = 1,
+				  at most USWAP_MAX_NODES); CPU c is on node
+				  c * nr_nodes / nr_cpus */
 };
+
+#define USWAP_MAX_NODES 64 /* policy.nr_nodes limit */
+#define USWAP_SLOT_CACHE_SLOTS 64 /* per-CPU slot cache of LOCKING_DEVICE
+				     (SWAP_BATCH) */
 
 struct uswap_config {
 	/* Per-CPU arrays are sized by this (0 = the host's configured CPUs).
@@ -186,10 +191,13 @@ struct uswap_config {
 
 /*
  * uswap_create() - make an empty swap system with no devices.
- * @cfg: settings, or NULL for all defaults. Copied.
+ * @cfg: settings, or NULL for all defaults. Copied, policy included: the
+ *       policy is fixed for the instance's life (src/alloc/policy.h says
+ *       what each switch does and which seed it comes from).
  * @out: receives the new instance; the caller owns it and frees it with
  *       uswap_destroy().
- * Return: 0, -EINVAL (@out NULL, nr_cpus > USWAP_MAX_CPUS), -ENOMEM.
+ * Return: 0, -EINVAL (@out NULL, nr_cpus > USWAP_MAX_CPUS, a policy field
+ * outside its enum, policy.nr_nodes > USWAP_MAX_NODES), -ENOMEM.
  * Thread-safety: any thread; instances are independent.
  */
 USWAP_API int uswap_create(const struct uswap_config *cfg, struct uswap **out);
@@ -211,6 +219,17 @@ USWAP_API void uswap_destroy(struct uswap *u);
  */
 USWAP_API void uswap_thread_set_cpu(int cpu);
 
+/*
+ * uswap_drain() - give back every slot parked in the per-CPU slot caches
+ * (policy.lock == USWAP_LOCKING_DEVICE keeps up to USWAP_SLOT_CACHE_SLOTS
+ * order-0 slots per CPU allocated but not yet handed out, as the kernel's
+ * swap_slots cache did; they count as in use until drained). A no-op for
+ * the other policies. uswap_swapoff() drains the device it removes by
+ * itself; tests and the lab drain before comparing in-use counts.
+ * Context: any thread; takes each CPU's lock in turn.
+ */
+USWAP_API void uswap_drain(struct uswap *u);
+
 /* ------------------------------------------------------------------------
  * Devices: swapon / swapoff
  * ---------------------------------------------------------------------- */
@@ -222,7 +241,7 @@ struct uswap_swapon_args {
 				      USWAP_MIN_CLUSTERS * 512, at most
 				      UINT32_MAX */
 	int prio;                  /* USWAP_PRIO_DEFAULT or 0..USWAP_PRIO_MAX */
-	unsigned int flags;        /* reserved, must be 0 */
+	unsigned int flags;        /* 0 or USWAP_SWAPON_DISCARD */
 	const uint64_t *bad_slots; /* slots never to hand out (1..nr_slots-1),
 				      or NULL; copied */
 	size_t nr_bad;
@@ -232,7 +251,23 @@ struct uswap_swapon_args {
 				      backend, nr_slots 0 means "the
 				      backend's size" and its header's bad
 				      slots are added to bad_slots. */
+	int node;                  /* emulated NUMA node of the device,
+				      0..policy.nr_nodes-1 (0 when nr_nodes
+				      is 0 or 1): with USWAP_SELECT_LEGACY_PRIO
+				      CPUs of this node prefer it (the bdev's
+				      node_id in swap_node()); else only
+				      shown in uswap_device_info() */
 };
+
+/* uswap_swapon_args.flags */
+#define USWAP_SWAPON_DISCARD 0x10000 /* page discard (SWP_PAGE_DISCARD;
+				    SWAP_FLAG_DISCARD's value) on a device
+				    without a backend: each emptied cluster
+				    waits on the discard list until an
+				    allocation discards it (policy.discard
+				    says how many at a time); for the lab.
+				    A backend's own setting is kept either
+				    way. */
 
 /*
  * uswap_swapon() - add a device and make it available for allocation.
@@ -241,11 +276,13 @@ struct uswap_swapon_args {
  * ring is published with RCU, so allocators never see a half-built ring.
  * The lowest free type is used, as the kernel reuses swap_info[] slots.
  * Free clusters go on the free list in ascending order (seed "remove
- * contention workaround for swap cache"); clusters holding a bad slot
- * start on nonfull[0], as setup_clusters() does.
+ * contention workaround for swap cache"; interleaved in 32 columns under
+ * USWAP_FREELIST_INTERLEAVED); clusters holding a bad slot start on
+ * nonfull[0], as setup_clusters() does. With USWAP_SELECT_LEGACY_PRIO a
+ * USWAP_PRIO_DEFAULT device gets the next of -2, -3, ... instead of -1.
  * Return: the device type (0..31) on success; -EINVAL (@args NULL, nr_slots
- * outside the range above, prio outside -1..32767, flags set, a bad slot of
- * 0, past the end or listed twice), -EMFILE (all 32 types in use; the
+ * outside the range above, prio outside -1..32767, an unknown flag, node
+ * outside 0..nr_nodes-1, a bad slot of 0, past the end or listed twice), -EMFILE (all 32 types in use; the
  * kernel says -EPERM), -ENOSPC (every usable slot bad), -ENOMEM. On error
  * nothing changed.
  * Context: may sleep (an RCU grace period); serialised with swapoff.
@@ -355,12 +392,16 @@ USWAP_API long uswap_slot_count(struct uswap *u, uswap_entry_t entry, bool *has_
  * ---------------------------------------------------------------------- */
 
 /* Lock classes whose acquisitions are counted. "Shared" locks are those
- * every CPU may take: the device list locks and the global lock. */
+ * every CPU may take: the device locks and the global locks. */
 enum uswap_lock_class {
-	USWAP_LOCK_DEVICE,  /* si->lock: a device's cluster lists */
+	USWAP_LOCK_DEVICE,  /* si->lock: a device's cluster lists; with
+			       USWAP_LOCKING_DEVICE also the device lock held
+			       across a whole allocation (and each free) */
 	USWAP_LOCK_CLUSTER, /* ci->lock: one cluster and its swap_map bytes */
 	USWAP_LOCK_PERCPU,  /* the per-CPU lock (local_lock role) */
-	USWAP_LOCK_GLOBAL,  /* the instance's swapon/swapoff lock */
+	USWAP_LOCK_GLOBAL,  /* the instance's swapon/swapoff lock, and the
+			       global device list lock (swap_avail_lock) of
+			       GLOBAL_ROTATE and LEGACY_PRIO */
 	USWAP_LOCK_MAX
 };
 
@@ -369,7 +410,7 @@ struct uswap_lock_stats {
 	uint64_t contended; /* acquisitions that found the lock held */
 };
 
-#define USWAP_STATS_VERSION 1
+#define USWAP_STATS_VERSION 2 /* 2: list_scan_steps and after */
 
 /* Counters are per CPU, summed on read. A count updated by two threads
  * sharing a CPU index at the same instant can lose an increment. */
@@ -392,6 +433,19 @@ struct uswap_stats {
 	uint64_t read_errors;  /* failed device reads (-EIO returned) */
 	uint64_t unuse_slots;  /* slots handed to the unuse callback */
 	struct uswap_lock_stats locks[USWAP_LOCK_MAX];
+	/* Version 2: what the lab's policies change (src/alloc/policy.h). */
+	uint64_t list_scan_steps; /* clusters looked at on the cluster lists
+				     by slow-path allocations (isolation
+				     steps and order-0 stealing) */
+	uint64_t avail_requeue;   /* devices requeued behind their peers on
+				     the global list (GLOBAL_ROTATE,
+				     LEGACY_PRIO; the global lock is held) */
+	uint64_t slot_cache_hits; /* order-0 allocations served by the
+				     per-CPU slot cache (LOCKING_DEVICE) */
+	uint64_t slot_cache_refills; /* device-locked batches into it */
+	uint64_t discards;        /* clusters discarded by allocations */
+	uint64_t sync_discards;   /* order-0 failures that discarded every
+				     pending cluster of a device (SYNC_ALL) */
 };
 
 /*
@@ -406,7 +460,10 @@ USWAP_API int uswap_stats_get(struct uswap *u, struct uswap_stats *st);
 /* One device, as a row of /proc/swaps plus the allocator's view. */
 struct uswap_device_info {
 	int type;                 /* 0..31 */
-	int prio;
+	int prio;                 /* effective priority: as given, or the
+				     -2, -3, ... of USWAP_SELECT_LEGACY_PRIO
+				     (the per-node -1 promotion not shown,
+				     as /proc/swaps did not) */
 	char name[64];
 	char kind[16];            /* Type column: "file" for a swap file,
 				     else "partition" (as /proc/swaps) */
@@ -423,6 +480,8 @@ struct uswap_device_info {
 	uint32_t percpu_clusters; /* held as some CPU's current cluster */
 	uint64_t metadata_bytes;  /* swap_map + cluster descriptors + lists +
 				     per-CPU caches + count side tables */
+	int node;                 /* emulated NUMA node (swapon args) */
+	uint32_t discard_clusters;/* emptied, waiting for a discard */
 };
 
 /*

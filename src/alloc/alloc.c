@@ -10,9 +10,15 @@
  * (never a walk of the whole frag list), then for order 0 only, slots
  * stolen from other orders' clusters.
  *
+ * Each step has a "before" switch for the lab (policy.h): free before
+ * nonfull, the whole frag list, a device lock around everything with a
+ * per-CPU slot cache, one cluster cursor per CPU across devices, and
+ * synchronous discard of everything on an order-0 failure.
+ *
  * Lock order: per-CPU lock -> ci->lock -> si->lock (see types.h).
  */
 #include "alloc/alloc.h"
+#include "alloc/policy.h"
 #include "util/percpu.h"
 #include "util/rcu.h"
 
@@ -27,7 +33,7 @@ static void cursor_advance(struct alloc_ctx *ctx, struct swap_device *si,
 			   struct swap_cluster_info *ci, uint32_t off,
 			   unsigned int order)
 {
-	uint32_t *next = &si->cursors[ctx->cpu].next[order];
+	uint32_t *next = ctx->next;
 	unsigned int nr = 1u << order;
 
 	if (off && ci->count + nr <= CLUSTER_SLOTS) {
@@ -50,7 +56,7 @@ static void cursor_advance(struct alloc_ctx *ctx, struct swap_device *si,
 static uint32_t alloc_fast(struct alloc_ctx *ctx, struct swap_device *si,
 			   unsigned int order)
 {
-	uint32_t *next = &si->cursors[ctx->cpu].next[order];
+	uint32_t *next = ctx->next;
 	struct swap_cluster_info *ci;
 	uint32_t off;
 
@@ -94,6 +100,8 @@ static uint32_t take_from_list(struct alloc_ctx *ctx, struct swap_device *si,
 	uint32_t off;
 
 	while (budget-- && (ci = cluster_isolate(si, l, ctx->st))) {
+		if (l == &si->frag_clusters[order])
+			stat_inc(&ctx->st->frag_scans);
 		off = take_cluster(ctx, si, ci, order);
 		if (off)
 			return off;
@@ -132,6 +140,7 @@ static uint32_t steal_any(struct alloc_ctx *ctx, struct swap_device *si)
 
 		if (device_full(si))
 			return 0;
+		stat_inc(&ctx->st->list_scan_steps);
 		ci_lock(ci, ctx->st);
 		if (ci->flags != CLUSTER_FLAG_FREE && ci->flags != CLUSTER_FLAG_DISCARD &&
 		    ci->flags != CLUSTER_FLAG_DISCARDING && ci->count < CLUSTER_SLOTS) {
@@ -146,37 +155,67 @@ static uint32_t steal_any(struct alloc_ctx *ctx, struct swap_device *si)
 	return 0;
 }
 
+/* Nonfull first: they gained room since last scanned, and using them
+ * keeps free clusters whole for large folios (seed 2, patch 3).
+ * PREFER_FREE (seed 2 "before") swaps the two. */
+static uint32_t alloc_new_cluster(struct alloc_ctx *ctx, struct swap_device *si,
+				  unsigned int order)
+{
+	bool free_first = ctx->u->policy.cluster == USWAP_PREFER_FREE;
+	uint32_t off = 0;
+
+	if (free_first)
+		off = take_from_list(ctx, si, &si->free_clusters, order, 1);
+	if (!off && order < USWAP_MAX_ORDER)
+		off = take_from_list(ctx, si, &si->nonfull_clusters[order], order,
+				     si->nr_clusters);
+	if (!off && !free_first)
+		off = take_from_list(ctx, si, &si->free_clusters, order, 1);
+	return off;
+}
+
+/* One frag cluster, never the whole list: scanning every fragmented
+ * cluster per failing allocation was seed 2's lock-contention bug.
+ * SCAN_ALL brings it back: every cluster the list held when the walk
+ * began (frag_cluster_nr), each failed one filed at the tail again. */
+static uint32_t alloc_frag(struct alloc_ctx *ctx, struct swap_device *si,
+			   unsigned int order)
+{
+	struct cluster_list *l = &si->frag_clusters[order];
+	uint32_t budget = 1;
+
+	if (ctx->u->policy.frag == USWAP_FRAG_SCAN_ALL)
+		budget = __atomic_load_n(&l->nr, __ATOMIC_RELAXED);
+	return take_from_list(ctx, si, l, order, budget);
+}
+
+/* BOUNDED discard: a device whose only room is in clusters waiting for
+ * discard discards one and takes it (the RFC's bound; SYNC_ALL does
+ * nothing here and leaves it to sync_discard_all()). */
+static uint32_t alloc_discarded(struct alloc_ctx *ctx, struct swap_device *si,
+				unsigned int order)
+{
+	if (ctx->u->policy.discard != USWAP_DISCARD_BOUNDED ||
+	    !__atomic_load_n(&si->discard_clusters.nr, __ATOMIC_RELAXED))
+		return 0;
+	if (!device_discard(si, 1, ctx->st))
+		return 0;
+	return take_from_list(ctx, si, &si->free_clusters, order, 1);
+}
+
 static __cold uint32_t alloc_slow(struct alloc_ctx *ctx, struct swap_device *si,
 				  unsigned int order)
 {
-	struct swap_cluster_info *ci;
 	uint32_t off;
 
 	stat_inc(&ctx->st->alloc_slow);
-	/* Nonfull first: they gained room since last scanned, and using them
-	 * keeps free clusters whole for large folios (seed 2, patch 3). */
-	if (order < USWAP_MAX_ORDER) {
-		off = take_from_list(ctx, si, &si->nonfull_clusters[order], order,
-				     si->nr_clusters);
-		if (off)
-			return off;
-	}
-	off = take_from_list(ctx, si, &si->free_clusters, order, 1);
-	if (off)
+	off = alloc_new_cluster(ctx, si, order);
+	if (!off && order < USWAP_MAX_ORDER)
+		off = alloc_frag(ctx, si, order);
+	if (!off)
+		off = alloc_discarded(ctx, si, order);
+	if (off || order > 0)
 		return off;
-	/* One frag cluster, never the whole list: scanning every fragmented
-	 * cluster per failing allocation was seed 2's lock-contention bug. */
-	if (order < USWAP_MAX_ORDER) {
-		ci = cluster_isolate(si, &si->frag_clusters[order], ctx->st);
-		if (ci) {
-			stat_inc(&ctx->st->frag_scans);
-			off = take_cluster(ctx, si, ci, order);
-			if (off)
-				return off;
-		}
-	}
-	if (order > 0)
-		return 0;
 	for (unsigned int o = 1; o < NR_ORDERS; o++) {
 		off = steal_from_list(ctx, si, &si->frag_clusters[o]);
 		if (!off)
@@ -187,6 +226,96 @@ static __cold uint32_t alloc_slow(struct alloc_ctx *ctx, struct swap_device *si,
 	return steal_any(ctx, si);
 }
 
+/* ------------------------------------------------------------------
+ * PERCPU_GLOBAL and LOCKING_DEVICE (policy.h): the long way round
+ * ------------------------------------------------------------------ */
+
+/* PERCPU_GLOBAL: this CPU leaves its cluster of @order (on whatever
+ * device) for one on another device: file the old one by fill level, as
+ * the kernel's frag-list filing after every allocation would have.
+ * Context: this CPU's lock held; inside an RCU read section. */
+static void global_cursor_drop(struct alloc_ctx *ctx, unsigned int order)
+{
+	struct pcpu_global_cursor *gc = &ctx->pc->global;
+	struct swap_device *old = gc->dev[order];
+	struct swap_cluster_info *ci;
+
+	if (old && gc->next[order]) {
+		ci = cluster_of(old, gc->next[order]);
+		ci_lock(ci, ctx->st);
+		if (ci->flags == CLUSTER_FLAG_PERCPU && ci->order == order)
+			cluster_relocate(old, ci, ctx->st);
+		ci_unlock(ci);
+	}
+	gc->dev[order] = NULL;
+	gc->next[order] = 0;
+}
+
+/* Move up to a slot cache's worth of order-0 slots of @si into this CPU's
+ * cache, still under the device lock: one batch per refill, as
+ * get_swap_pages(SWAP_BATCH) under si->lock. */
+static void slot_cache_fill(struct alloc_ctx *ctx, struct swap_device *si)
+{
+	struct slot_cache *sc = ctx->pc->slot_cache;
+	uint32_t off;
+
+	sc->head = sc->nr = 0;
+	while (sc->nr < USWAP_SLOT_CACHE_SLOTS) {
+		off = alloc_fast(ctx, si, 0);
+		if (off)
+			stat_inc(&ctx->st->alloc_fast);
+		else
+			off = alloc_slow(ctx, si, 0);
+		if (!off)
+			break;
+		sc->slots[sc->nr++] = uswap_entry((unsigned int)si->type, off);
+	}
+	atomic_fetch_add(&si->cached_slots, sc->nr);
+	stat_inc(&ctx->st->slot_cache_refills);
+}
+
+/*
+ * device_alloc_policy() - device_alloc() under PERCPU_GLOBAL and/or
+ * LOCKING_DEVICE. GLOBAL: the CPU's one cursor of @order moves to @si
+ * (the old cluster is filed) unless it is already there. DEVICE: the
+ * device lock is held from before the fast path to after the slow path
+ * and the slot-cache refill.
+ * Context: as device_alloc().
+ */
+static __cold uint32_t device_alloc_policy(struct alloc_ctx *ctx,
+					   struct swap_device *si,
+					   unsigned int order)
+{
+	struct uswap *u = ctx->u;
+	uint32_t off;
+
+	if (policy_percpu_global(u)) {
+		struct pcpu_global_cursor *gc = &ctx->pc->global;
+
+		if (gc->dev[order] != si) {
+			global_cursor_drop(ctx, order);
+			gc->dev[order] = si;
+		}
+		ctx->next = &gc->next[order];
+	} else {
+		ctx->next = &si->cursors[ctx->cpu].next[order];
+	}
+	if (policy_device_lock(u))
+		spin_lock(&si->alloc_lock, lstat(ctx->st, USWAP_LOCK_DEVICE));
+	off = alloc_fast(ctx, si, order);
+	if (off)
+		stat_inc(&ctx->st->alloc_fast);
+	else
+		off = alloc_slow(ctx, si, order);
+	if (off && ctx->refill) {
+		ctx->refill = false;
+		slot_cache_fill(ctx, si);
+	}
+	if (policy_device_lock(u))
+		spin_unlock(&si->alloc_lock);
+	return off;
+}
+
 /*
  * device_alloc() - allocate 2^@order slots on @si for the CPU in @ctx.
  * Return: 0 with *@offset set, or -ENOSPC (nothing of that order here).
@@ -195,40 +324,195 @@ static __cold uint32_t alloc_slow(struct alloc_ctx *ctx, struct swap_device *si,
 int device_alloc(struct alloc_ctx *ctx, struct swap_device *si,
 		 unsigned int order, uint32_t *offset)
 {
-	uint32_t off = alloc_fast(ctx, si, order);
+	uint32_t off;
 
-	if (likely(off))
-		stat_inc(&ctx->st->alloc_fast);
-	else
-		off = alloc_slow(ctx, si, order);
+	if (unlikely(ctx->u->policy_device_alloc)) {
+		off = device_alloc_policy(ctx, si, order);
+	} else {
+		ctx->next = &si->cursors[ctx->cpu].next[order];
+		off = alloc_fast(ctx, si, order);
+		if (likely(off))
+			stat_inc(&ctx->st->alloc_fast);
+		else
+			off = alloc_slow(ctx, si, order);
+	}
 	*offset = off;
 	return off ? 0 : -ENOSPC;
+}
+
+/* PERCPU_GLOBAL fast path: the CPU's cluster of @order, on whichever
+ * device it is, before any ring or list is consulted (swap_alloc_fast()).
+ * Return: 0 with *@entry, or -ENOSPC (go choose a device). */
+static int alloc_global_fast(struct alloc_ctx *ctx, unsigned int order,
+			     uswap_entry_t *entry)
+{
+	struct pcpu_global_cursor *gc = &ctx->pc->global;
+	struct swap_device *si = gc->dev[order];
+	uint32_t off;
+
+	if (!si || !gc->next[order] || !device_available(si))
+		return -ENOSPC;
+	ctx->next = &gc->next[order];
+	if (policy_device_lock(ctx->u))
+		spin_lock(&si->alloc_lock, lstat(ctx->st, USWAP_LOCK_DEVICE));
+	off = alloc_fast(ctx, si, order);
+	if (policy_device_lock(ctx->u))
+		spin_unlock(&si->alloc_lock);
+	if (!off)
+		return -ENOSPC;
+	stat_inc(&ctx->st->alloc_fast);
+	*entry = uswap_entry((unsigned int)si->type, off);
+	return 0;
+}
+
+/* Pop a slot this CPU's cache holds. A slot of a device that stopped
+ * taking allocations (swapoff began) is given back instead. Return: true
+ * with *@entry. Context: this CPU's lock held; inside an RCU section. */
+static bool slot_cache_pop(struct alloc_ctx *ctx, uswap_entry_t *entry)
+{
+	struct slot_cache *sc = ctx->pc->slot_cache;
+
+	while (sc->head < sc->nr) {
+		uswap_entry_t e = sc->slots[sc->head++];
+		struct swap_device *si = rcu_deref(ctx->u->devs[uswap_entry_type(e)]);
+
+		if (WARN_ONCE(!si, "slot cache outlived its device"))
+			continue;
+		atomic_fetch_sub(&si->cached_slots, 1);
+		if (atomic_load_explicit(&si->writeok, memory_order_relaxed)) {
+			*entry = e;
+			stat_inc(&ctx->st->slot_cache_hits);
+			return true;
+		}
+		slot_release(ctx->u, e, ctx->st);
+	}
+	return false;
+}
+
+/*
+ * slot_cache_drain() - give back the cached slots of this CPU that lie on
+ * @si (every device when NULL).
+ * Context: @pc's lock held; inside an RCU read section.
+ */
+void slot_cache_drain(struct uswap *u, struct uswap_pcpu *pc,
+		      struct swap_device *si, struct pcpu_stats *st)
+{
+	struct slot_cache *sc = pc->slot_cache;
+	unsigned int keep = 0;
+
+	for (unsigned int i = sc->head; i < sc->nr; i++) {
+		uswap_entry_t e = sc->slots[i];
+
+		struct swap_device *dev = rcu_deref(u->devs[uswap_entry_type(e)]);
+
+		if (si && dev != si) {
+			sc->slots[keep++] = e;
+			continue;
+		}
+		if (WARN_ONCE(!dev, "slot cache outlived its device"))
+			continue;
+		atomic_fetch_sub(&dev->cached_slots, 1);
+		slot_release(u, e, st);
+	}
+	sc->head = 0;
+	sc->nr = keep;
+}
+
+USWAP_API void uswap_drain(struct uswap *u)
+{
+	if (!u || !policy_device_lock(u))
+		return;
+	rcu_read_begin();
+	for (unsigned int cpu = 0; cpu < u->nr_cpus; cpu++) {
+		struct uswap_pcpu *pc = &u->pcpu[cpu];
+
+		spin_lock(&pc->lock, lstat(&pc->stats, USWAP_LOCK_PERCPU));
+		slot_cache_drain(u, pc, NULL, &pc->stats);
+		spin_unlock(&pc->lock);
+	}
+	rcu_read_end(&u->rcu_hb);
+}
+
+/* SYNC_ALL: after an order-0 failure, discard every pending cluster of
+ * the first device (in type order, as swap_active_head) that has any.
+ * Return: true if something was discarded (worth a retry).
+ * Context: this CPU's lock held; inside an RCU read section. */
+static bool sync_discard_all(struct alloc_ctx *ctx)
+{
+	for (int type = 0; type < USWAP_MAX_DEVICES; type++) {
+		struct swap_device *si = rcu_deref(ctx->u->devs[type]);
+
+		if (!si || !atomic_load_explicit(&si->writeok, memory_order_relaxed) ||
+		    !__atomic_load_n(&si->discard_clusters.nr, __ATOMIC_RELAXED))
+			continue;
+		stat_inc(&ctx->st->sync_discards);
+		return device_discard(si, UINT32_MAX, ctx->st) > 0;
+	}
+	return false;
+}
+
+/* Choose devices and allocate: the rings (default) or the global list. */
+static int alloc_select(struct alloc_ctx *ctx, unsigned int order,
+			uswap_entry_t *entry)
+{
+	struct ring_set *rs;
+	int rc = -ENOSPC;
+
+	if (unlikely(!policy_rings(ctx->u)))
+		return avail_alloc(ctx, order, entry);
+	rs = rcu_deref(ctx->u->rings);
+	/* Strict priority: a lower ring is tried only when every device of
+	 * the higher one is full. A ring that has room but no run of this
+	 * order answers -E2BIG, which ends the walk. */
+	for (unsigned int i = 0; rs && i < rs->nr; i++) {
+		rc = ring_alloc(ctx, rs->rings[i], order, entry);
+		if (rc != -ENOSPC)
+			break;
+	}
+	return rc;
+}
+
+/* uswap_alloc() under the policies that act before device choice. */
+static __cold int alloc_policy(struct alloc_ctx *ctx, unsigned int order,
+			       uswap_entry_t *entry)
+{
+	struct uswap *u = ctx->u;
+	int rc;
+
+	if (ctx->pc->slot_cache && order == 0) {
+		if (slot_cache_pop(ctx, entry))
+			return 0;
+		ctx->refill = true;
+	}
+	if (policy_percpu_global(u) && alloc_global_fast(ctx, order, entry) == 0)
+		return 0;
+	rc = alloc_select(ctx, order, entry);
+	ctx->refill = false;
+	if (rc == -ENOSPC && order == 0 &&
+	    u->policy.discard == USWAP_DISCARD_SYNC_ALL && sync_discard_all(ctx))
+		rc = alloc_select(ctx, order, entry);
+	return rc;
 }
 
 USWAP_API int uswap_alloc(struct uswap *u, unsigned int order, uswap_entry_t *entry)
 {
 	struct alloc_ctx ctx = { .u = u };
 	struct uswap_pcpu *pc;
-	struct ring_set *rs;
-	int rc = -ENOSPC;
+	int rc;
 
 	if (unlikely(order >= NR_ORDERS))
 		return -EINVAL;
 	ctx.cpu = current_cpu(u->nr_cpus);
 	pc = &u->pcpu[ctx.cpu];
+	ctx.pc = pc;
 	ctx.st = &pc->stats;
 	spin_lock(&pc->lock, lstat(ctx.st, USWAP_LOCK_PERCPU));
 
 	rcu_read_begin();
-	rs = rcu_deref(u->rings);
-	/* Strict priority: a lower ring is tried only when every device of
-	 * the higher one is full. A ring that has room but no run of this
-	 * order answers -E2BIG, which ends the walk. */
-	for (unsigned int i = 0; rs && i < rs->nr; i++) {
-		rc = ring_alloc(&ctx, rs->rings[i], order, entry);
-		if (rc != -ENOSPC)
-			break;
-	}
+	if (unlikely(u->policy_device_alloc || u->policy.discard))
+		rc = alloc_policy(&ctx, order, entry);
+	else
+		rc = alloc_select(&ctx, order, entry);
 	rcu_read_end(&u->rcu_hb);
 
 	if (likely(rc == 0))

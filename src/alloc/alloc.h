@@ -75,6 +75,7 @@ void device_free(struct swap_device *si);
 int device_swapon(struct uswap *u, const struct uswap_swapon_args *args,
 		  void *backend, void (*backend_close)(void *), unsigned int dev_flags);
 int device_disable(struct uswap *u, struct swap_device *si);
+uint32_t device_discard(struct swap_device *si, uint32_t max, struct pcpu_stats *st);
 void device_reenable(struct uswap *u, struct swap_device *si);
 void device_remove(struct uswap *u, struct swap_device *si);
 void global_lock(struct uswap *u);
@@ -94,12 +95,17 @@ static inline bool device_available(struct swap_device *si)
 /* alloc.c */
 int device_alloc(struct alloc_ctx *ctx, struct swap_device *si,
 		 unsigned int order, uint32_t *offset);
+void slot_cache_drain(struct uswap *u, struct uswap_pcpu *pc,
+		      struct swap_device *si, struct pcpu_stats *st);
 
 /* queue.c */
 int ring_set_rebuild(struct uswap *u);
 void ring_set_free(struct ring_set *rs);
 int ring_alloc(struct alloc_ctx *ctx, struct prio_ring *r, unsigned int order,
 	       uswap_entry_t *entry);
+void avail_rebuild(struct uswap *u);
+void avail_sync(struct swap_device *si);
+int avail_alloc(struct alloc_ctx *ctx, unsigned int order, uswap_entry_t *entry);
 
 /* swap_map.c */
 void cluster_ext_free(struct swap_cluster_info *ci);
@@ -113,6 +119,7 @@ int put_range(struct swap_device *si, struct swap_cluster_info *ci,
 	      uint32_t off, unsigned int nr, bool cache, struct pcpu_stats *st);
 void slots_mark_bad(struct swap_device *si, struct swap_cluster_info *ci,
 		    uint32_t off, unsigned int nr);
+void slot_release(struct uswap *u, uswap_entry_t entry, struct pcpu_stats *st);
 
 static inline bool slot_in_use(uint8_t b)
 {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "alloc/alloc.h"
+#include "alloc/policy.h"
 
 struct checker {
 	struct swap_device *si;
@@ -110,6 +111,8 @@ static void check_counts(struct checker *c, struct pcpu_stats *st)
 		if (ci->flags == CLUSTER_FLAG_FULL && ci->count != CLUSTER_SLOTS)
 			bad(c, "cluster %u on the full list with count %u", i, ci->count);
 	}
+	/* Slots parked in slot caches are allocated but not in use. */
+	inuse -= atomic_load(&si->cached_slots);
 	if (inuse != device_inuse(si, st))
 		bad(c, "inuse %llu but %llu slots in use",
 		    (unsigned long long)device_inuse(si, st), (unsigned long long)inuse);
@@ -118,6 +121,39 @@ static void check_counts(struct checker *c, struct pcpu_stats *st)
 	if (!!(mark & DEVICE_FULL) != (nr_full == si->nr_clusters))
 		bad(c, "FULL mark %s with %u of %u clusters full",
 		    mark & DEVICE_FULL ? "set" : "clear", nr_full, si->nr_clusters);
+}
+
+/* GLOBAL_ROTATE / LEGACY_PRIO: each list holds exactly the writeok
+ * devices that are not full, each once, keys never rising, and a device's
+ * key is its priority (or -1 on its own node's list under LEGACY_PRIO). */
+static void check_avail(struct checker *c, struct uswap *u)
+{
+	struct swap_device *si = c->si;
+	unsigned int nr_lists = policy_nr_avail_lists(u);
+	bool want = atomic_load(&si->writeok) && !device_full(si);
+
+	if (!u->avail)
+		return;
+	if (si->on_avail != want)
+		bad(c, "on the global list: %d, expected %d", si->on_avail, want);
+	for (unsigned int n = 0; n < nr_lists; n++) {
+		struct avail_list *l = &u->avail[n];
+		unsigned int found = 0;
+
+		for (unsigned int i = 0; i < l->nr; i++) {
+			if (i && l->key[i] > l->key[i - 1])
+				bad(c, "node %u list out of priority order at %u", n, i);
+			if (l->dev[i] != si)
+				continue;
+			found++;
+			int key = nr_lists > 1 && si->prio_auto &&
+				  (unsigned int)si->node == n ? -1 : si->prio;
+			if (l->key[i] != key)
+				bad(c, "node %u list key %d, expected %d", n, l->key[i], key);
+		}
+		if (found != (want ? 1u : 0u))
+			bad(c, "on node %u's list %u times", n, found);
+	}
 }
 
 USWAP_API int uswap_check(struct uswap *u)
@@ -132,6 +168,7 @@ USWAP_API int uswap_check(struct uswap *u)
 			continue;
 		check_lists(&c);
 		check_counts(&c, this_cpu_stats(u));
+		check_avail(&c, u);
 		errors += c.errors;
 	}
 	global_unlock(u);

@@ -131,6 +131,7 @@ struct swap_cluster_info *cluster_isolate_as(struct swap_device *si,
 	spin_lock(&si->lock, lstat(st, USWAP_LOCK_DEVICE));
 	for (idx = l->head; idx != CLUSTER_NIL; idx = ci->next) {
 		ci = ci_at(si, idx);
+		stat_inc(&st->list_scan_steps);
 		if (!spin_trylock_stat(&ci->lock, lstat(st, USWAP_LOCK_CLUSTER)))
 			continue;
 		list_del_locked(si, l, ci);

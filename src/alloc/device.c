@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "alloc/policy.h"
+#include "dev/backend.h"
 #include "util/rcu.h"
 
 /* A cluster's count reached CLUSTER_SLOTS (swap_usage_add()'s role). The
@@ -22,8 +24,10 @@ void device_cluster_filled(struct swap_device *si)
 {
 	uint32_t v = atomic_fetch_add(&si->nr_full, 1) + 1;
 
-	if (v == si->nr_clusters)
-		atomic_compare_exchange_strong(&si->nr_full, &v, v | DEVICE_FULL);
+	if (v == si->nr_clusters &&
+	    atomic_compare_exchange_strong(&si->nr_full, &v, v | DEVICE_FULL) &&
+	    si->owner->avail)
+		avail_sync(si); /* off the global list (del_from_avail_list) */
 }
 
 /* A full cluster lost a slot (swap_usage_sub()). Context: ci->lock held. */
@@ -31,8 +35,11 @@ void device_cluster_unfilled(struct swap_device *si)
 {
 	uint32_t v = atomic_fetch_sub(&si->nr_full, 1);
 
-	if (v & DEVICE_FULL)
+	if (v & DEVICE_FULL) {
 		atomic_fetch_and(&si->nr_full, ~DEVICE_FULL);
+		if (si->owner->avail)
+			avail_sync(si); /* back on the list: first free */
+	}
 }
 
 /*
@@ -51,9 +58,11 @@ uint64_t device_inuse(struct swap_device *si, struct pcpu_stats *st)
 		used += ci->count;
 		ci_unlock(ci);
 	}
-	/* Reserved slots (header, bad, padding) are in the counts too. */
+	/* Reserved slots (header, bad, padding) are in the counts too, and so
+	 * are the slots parked in slot caches, which nobody holds yet. */
 	return used - ((uint64_t)si->nr_clusters * CLUSTER_SLOTS -
-		       atomic_load_explicit(&si->pages, memory_order_relaxed));
+		       atomic_load_explicit(&si->pages, memory_order_relaxed)) -
+	       atomic_load_explicit(&si->cached_slots, memory_order_relaxed);
 }
 
 /*
@@ -91,9 +100,13 @@ void device_free(struct swap_device *si)
 	free(si);
 }
 
-static int check_swapon_args(const struct uswap_swapon_args *a)
+static int check_swapon_args(struct uswap *u, const struct uswap_swapon_args *a)
 {
-	if (!a || a->flags)
+	unsigned int nr_nodes = u->policy.nr_nodes ? u->policy.nr_nodes : 1;
+
+	if (!a || (a->flags & ~USWAP_SWAPON_DISCARD))
+		return -EINVAL;
+	if (a->node < 0 || (unsigned int)a->node >= nr_nodes)
 		return -EINVAL;
 	if (a->prio != USWAP_PRIO_DEFAULT && (a->prio < 0 || a->prio > USWAP_PRIO_MAX))
 		return -EINVAL;
@@ -133,9 +146,14 @@ static long setup_bad_slots(struct swap_device *si, const struct uswap_swapon_ar
 }
 
 /* Free clusters go on the free list in ascending order (seed 3 removed
- * the interleave); clusters holding bad slots start on nonfull[0]. */
-static void setup_cluster_lists(struct swap_device *si)
+ * the interleave); clusters holding bad slots start on nonfull[0]. With
+ * @interleave (FREELIST_INTERLEAVED) the free list is built column by
+ * column of a FREELIST_COLUMNS-wide grid, 0, 32, 64, ..., 1, 33, ..., as
+ * the old setup_clusters() did to spread the 64 MiB swap-cache spaces. */
+static void setup_cluster_lists(struct swap_device *si, bool interleave)
 {
+	uint32_t step = interleave ? FREELIST_COLUMNS : 1;
+
 	cluster_list_init(&si->free_clusters);
 	cluster_list_init(&si->full_clusters);
 	cluster_list_init(&si->discard_clusters);
@@ -145,20 +163,27 @@ static void setup_cluster_lists(struct swap_device *si)
 	}
 	for (uint32_t i = 0; i < si->nr_clusters; i++) {
 		struct swap_cluster_info *ci = &si->cluster_info[i];
-		struct cluster_list *l;
 
-		if (ci->count == 0) {
-			ci->flags = CLUSTER_FLAG_FREE;
-			l = &si->free_clusters;
-		} else if (ci->count == CLUSTER_SLOTS) {
+		if (ci->count == 0)
+			continue; /* the free list is built below */
+		if (ci->count == CLUSTER_SLOTS) {
 			ci->flags = CLUSTER_FLAG_FULL;
-			l = &si->full_clusters;
+			cluster_list_add_tail_locked(si, &si->full_clusters, ci);
 			atomic_fetch_add(&si->nr_full, 1); /* never all: pages > 0 */
 		} else {
 			ci->flags = CLUSTER_FLAG_NONFULL;
-			l = &si->nonfull_clusters[0];
+			cluster_list_add_tail_locked(si, &si->nonfull_clusters[0], ci);
 		}
-		cluster_list_add_tail_locked(si, l, ci);
+	}
+	for (uint32_t col = 0; col < step; col++) {
+		for (uint32_t i = col; i < si->nr_clusters; i += step) {
+			struct swap_cluster_info *ci = &si->cluster_info[i];
+
+			if (ci->count)
+				continue;
+			ci->flags = CLUSTER_FLAG_FREE;
+			cluster_list_add_tail_locked(si, &si->free_clusters, ci);
+		}
 	}
 }
 
@@ -176,6 +201,9 @@ static struct swap_device *device_new(struct uswap *u, const struct uswap_swapon
 	si->nr_clusters = (si->max + CLUSTER_SLOTS - 1) / CLUSTER_SLOTS;
 	si->nr_cpus = u->nr_cpus;
 	si->prio = a->prio;
+	si->prio_auto = a->prio == USWAP_PRIO_DEFAULT;
+	si->node = a->node;
+	si->owner = u;
 	si->swap_map = calloc(si->nr_clusters, CLUSTER_SLOTS);
 	si->cluster_info = calloc(si->nr_clusters, sizeof(*si->cluster_info));
 	si->cursors = aligned_alloc(CACHELINE, u->nr_cpus * sizeof(*si->cursors));
@@ -187,7 +215,7 @@ static struct swap_device *device_new(struct uswap *u, const struct uswap_swapon
 	if (pages <= 0)
 		goto err;
 	si->pages = (uint32_t)pages;
-	setup_cluster_lists(si);
+	setup_cluster_lists(si, u->policy.freelist == USWAP_FREELIST_INTERLEAVED);
 	return si;
 err:
 	device_free(si);
@@ -220,7 +248,7 @@ int device_swapon(struct uswap *u, const struct uswap_swapon_args *args,
 		  void *backend, void (*backend_close)(void *), unsigned int dev_flags)
 {
 	struct swap_device *si;
-	int type, err = check_swapon_args(args);
+	int type, err = check_swapon_args(u, args);
 
 	if (err)
 		return err;
@@ -237,7 +265,10 @@ int device_swapon(struct uswap *u, const struct uswap_swapon_args *args,
 	}
 	si->type = type;
 	si->backend_is_file = dev_flags & DEV_FLAG_FILE;
-	si->page_discard = dev_flags & DEV_FLAG_PAGE_DISCARD;
+	si->page_discard = (dev_flags & DEV_FLAG_PAGE_DISCARD) ||
+			   (args->flags & USWAP_SWAPON_DISCARD);
+	if (policy_legacy(u) && si->prio_auto)
+		si->prio = --u->least_priority; /* -2, -3, ... (<= 6.18) */
 	if (args->name)
 		snprintf(si->name, sizeof(si->name), "%s", args->name);
 	else
@@ -247,7 +278,10 @@ int device_swapon(struct uswap *u, const struct uswap_swapon_args *args,
 	err = ring_set_rebuild(u);
 	if (err) {
 		rcu_publish(&u->devs[type], NULL);
+		avail_rebuild(u);
 		rcu_wait_readers(&u->rcu_hb);
+		if (policy_legacy(u) && si->prio_auto)
+			u->least_priority++;
 		goto fail;
 	}
 	/* Only now the device owns the backend: a failed swapon leaves it
@@ -262,12 +296,53 @@ fail:
 	return err;
 }
 
+/* LEGACY_PRIO: when an auto-numbered device leaves, every later one moves
+ * up by one (@delta +1), as the kernel's swapoff did; -1 undoes it when
+ * the swapoff fails. Context: u->swapon_lock held. */
+static void legacy_renumber(struct uswap *u, struct swap_device *si, int delta)
+{
+	if (!policy_legacy(u) || !si->prio_auto)
+		return;
+	for (int type = 0; type < USWAP_MAX_DEVICES; type++) {
+		struct swap_device *p = u->devs[type];
+
+		if (p && p != si && p->prio_auto &&
+		    (delta > 0 ? p->prio < si->prio : p->prio <= si->prio))
+			p->prio += delta;
+	}
+	u->least_priority += delta;
+}
+
+/* Make every CPU forget @si: its slots in the slot caches go back to free,
+ * its PERCPU_GLOBAL cursors are cleared (flush_percpu_swap_cluster()).
+ * Context: u->swapon_lock held; no allocator can choose @si any more. */
+static void pcpu_forget_device(struct uswap *u, struct swap_device *si)
+{
+	rcu_read_begin();
+	for (unsigned int cpu = 0; cpu < u->nr_cpus; cpu++) {
+		struct uswap_pcpu *pc = &u->pcpu[cpu];
+
+		spin_lock(&pc->lock, lstat(&pc->stats, USWAP_LOCK_PERCPU));
+		if (pc->slot_cache)
+			slot_cache_drain(u, pc, si, &pc->stats);
+		for (int o = 0; o < NR_ORDERS; o++) {
+			if (pc->global.dev[o] == si) {
+				pc->global.dev[o] = NULL;
+				pc->global.next[o] = 0;
+			}
+		}
+		spin_unlock(&pc->lock);
+	}
+	rcu_read_end(&u->rcu_hb);
+}
+
 /*
  * device_disable() - stop allocation on @si: clear writeok, publish rings
  * without it and wait a grace period. An allocator that still reaches the
  * device through the old ring is refused under ci->lock, and every
  * allocation (and every swap-out, which runs in one read section) that
- * began before is over when this returns.
+ * began before is over when this returns. Slots of @si parked in slot
+ * caches are freed (the kernel drained its slot caches at swapoff).
  * Return: 0 or -ENOMEM (nothing changed). Context: u->swapon_lock held.
  */
 int device_disable(struct uswap *u, struct swap_device *si)
@@ -275,16 +350,22 @@ int device_disable(struct uswap *u, struct swap_device *si)
 	int err;
 
 	atomic_store(&si->writeok, false);
+	legacy_renumber(u, si, +1);
 	err = ring_set_rebuild(u);
-	if (err)
+	if (err) {
+		legacy_renumber(u, si, -1);
 		atomic_store(&si->writeok, true);
-	return err;
+		return err;
+	}
+	pcpu_forget_device(u, si);
+	return 0;
 }
 
 /* Put a disabled device back, exactly as it was. Context: swapon_lock. */
 void device_reenable(struct uswap *u, struct swap_device *si)
 {
 	atomic_store(&si->writeok, true);
+	legacy_renumber(u, si, -1);
 	while (ring_set_rebuild(u))
 		WARN_ONCE(1, "swapoff: out of memory re-adding %s to its ring; retrying",
 			  si->name);
@@ -294,7 +375,37 @@ void device_reenable(struct uswap *u, struct swap_device *si)
  * see it. Context: u->swapon_lock held. */
 void device_remove(struct uswap *u, struct swap_device *si)
 {
+	pcpu_forget_device(u, si); /* a cursor set during the unuse */
 	rcu_publish(&u->devs[si->type], NULL);
 	rcu_wait_readers(&u->rcu_hb); /* entry lookups (free, dup, swap-in) */
 	device_free(si);
+}
+
+/*
+ * device_discard() - discard up to @max clusters waiting on @si's discard
+ * list and free them (swap_do_scheduled_discard()): each is taken off the
+ * list (DISCARDING keeps allocators away), the backend forgets it with no
+ * cluster or list lock held, then it goes on the free list. A device
+ * without a backend (USWAP_SWAPON_DISCARD) has nothing to forget.
+ * Return: clusters discarded.
+ * Context: inside an RCU read section pinning @si; no ci/si lock held.
+ */
+uint32_t device_discard(struct swap_device *si, uint32_t max, struct pcpu_stats *st)
+{
+	struct backend *b = si->backend;
+	struct swap_cluster_info *ci;
+	uint32_t n = 0;
+
+	while (n < max && (ci = cluster_isolate_as(si, &si->discard_clusters,
+						   CLUSTER_FLAG_DISCARDING, st))) {
+		ci_unlock(ci);
+		if (b && b->discard_clusters)
+			b->ops->discard(b, cluster_first(si, ci), CLUSTER_SLOTS);
+		ci_lock(ci, st);
+		cluster_move(si, ci, CLUSTER_FLAG_FREE, st);
+		ci_unlock(ci);
+		n++;
+	}
+	stat_add(&st->discards, n);
+	return n;
 }

@@ -7,7 +7,35 @@
 #include <sys/sysinfo.h>
 
 #include "alloc/alloc.h"
+#include "alloc/policy.h"
 #include "util/rcu.h"
+
+/* The per-policy state: global device lists, per-CPU slot caches. */
+static int policy_setup(struct uswap *u)
+{
+	u->least_priority = USWAP_PRIO_DEFAULT;
+	u->policy_device_alloc = policy_percpu_global(u) || policy_device_lock(u);
+	if (!policy_rings(u)) {
+		u->avail = calloc(policy_nr_avail_lists(u), sizeof(*u->avail));
+		if (!u->avail)
+			return -ENOMEM;
+	}
+	if (policy_device_lock(u)) {
+		for (unsigned int cpu = 0; cpu < u->nr_cpus; cpu++) {
+			u->pcpu[cpu].slot_cache = calloc(1, sizeof(struct slot_cache));
+			if (!u->pcpu[cpu].slot_cache)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void policy_free(struct uswap *u)
+{
+	free(u->avail);
+	for (unsigned int cpu = 0; cpu < u->nr_cpus; cpu++)
+		free(u->pcpu[cpu].slot_cache);
+}
 
 USWAP_API int uswap_create(const struct uswap_config *cfg, struct uswap **out)
 {
@@ -18,7 +46,7 @@ USWAP_API int uswap_create(const struct uswap_config *cfg, struct uswap **out)
 		return -EINVAL;
 	if (!c.nr_cpus)
 		c.nr_cpus = (unsigned int)get_nprocs_conf();
-	if (!c.nr_cpus || c.nr_cpus > USWAP_MAX_CPUS)
+	if (!c.nr_cpus || c.nr_cpus > USWAP_MAX_CPUS || policy_check(&c.policy))
 		return -EINVAL;
 	if (!c.ring_quota)
 		c.ring_quota = USWAP_DEFAULT_RING_QUOTA;
@@ -28,12 +56,19 @@ USWAP_API int uswap_create(const struct uswap_config *cfg, struct uswap **out)
 		return -ENOMEM;
 	u->nr_cpus = c.nr_cpus;
 	u->ring_quota = c.ring_quota;
+	u->policy = c.policy;
 	u->pcpu = aligned_alloc(CACHELINE, c.nr_cpus * sizeof(*u->pcpu));
 	if (!u->pcpu) {
 		free(u);
 		return -ENOMEM;
 	}
 	memset(u->pcpu, 0, c.nr_cpus * sizeof(*u->pcpu));
+	if (policy_setup(u)) {
+		policy_free(u);
+		free(u->pcpu);
+		free(u);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&u->swapon_lock, NULL);
 	*out = u;
 	return 0;
@@ -47,6 +82,7 @@ USWAP_API void uswap_destroy(struct uswap *u)
 	for (int type = 0; type < USWAP_MAX_DEVICES; type++)
 		device_free(u->devs[type]);
 	ring_set_free(u->rings);
+	policy_free(u);
 	pthread_mutex_destroy(&u->swapon_lock);
 	free(u->pcpu);
 	free(u);

@@ -31,6 +31,7 @@ USWAP_API int uswap_stats_get(struct uswap *u, struct uswap_stats *out)
 		}
 #define X(name) st.name += stat_read(&p->name);
 		USWAP_COUNTERS(X)
+		USWAP_COUNTERS_V2(X)
 #undef X
 		for (int c = 0; c < USWAP_LOCK_MAX; c++) {
 			st.locks[c].acquired += stat_read(&p->locks[c].acquired);
@@ -60,6 +61,7 @@ static void fill_info(struct swap_device *si, struct uswap_device_info *info,
 	memset(info, 0, sizeof(*info));
 	info->type = si->type;
 	info->prio = si->prio;
+	info->node = si->node;
 	snprintf(info->name, sizeof(info->name), "%s", si->name);
 	snprintf(info->kind, sizeof(info->kind), "%s",
 		 si->backend_is_file ? "file" : "partition");
@@ -76,6 +78,7 @@ static void fill_info(struct swap_device *si, struct uswap_device_info *info,
 		info->nonfull_clusters += si->nonfull_clusters[o].nr;
 		info->frag_clusters += si->frag_clusters[o].nr;
 	}
+	info->discard_clusters = si->discard_clusters.nr;
 	info->percpu_clusters = si->nr_clusters - info->free_clusters -
 				info->full_clusters - info->nonfull_clusters -
 				info->frag_clusters - si->discard_clusters.nr;

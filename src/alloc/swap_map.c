@@ -130,25 +130,60 @@ int put_range(struct swap_device *si, struct swap_cluster_info *ci,
 	return 0;
 }
 
+/* LOCKING_DEVICE (policy.h): a free takes the device lock before the
+ * cluster lock, as 6.12's frees went through si->lock. Return: the device
+ * whose lock was taken, or NULL. Context: inside an RCU read section. */
+static struct swap_device *free_device_lock(struct uswap *u, uswap_entry_t entry,
+					    struct pcpu_stats *st)
+{
+	uint32_t off;
+	struct swap_device *si;
+
+	if (likely(u->policy.lock != USWAP_LOCKING_DEVICE))
+		return NULL;
+	si = device_lookup(u, entry, &off);
+	if (si)
+		spin_lock(&si->alloc_lock, lstat(st, USWAP_LOCK_DEVICE));
+	return si;
+}
+
 static int put_entries(struct uswap *u, uswap_entry_t entry, unsigned int nr,
 		       bool cache)
 {
 	struct pcpu_stats *st = this_cpu_stats(u);
+	struct swap_device *si, *locked;
+	struct swap_cluster_info *ci;
+	uint32_t off;
+	int err = -EINVAL;
+
+	rcu_read_begin();
+	locked = free_device_lock(u, entry, st);
+	si = lock_range(u, entry, nr, st, &off, &ci);
+	if (si) {
+		err = put_range(si, ci, off, nr, cache, st);
+		ci_unlock(ci);
+	}
+	if (locked)
+		spin_unlock(&locked->alloc_lock);
+	rcu_read_end(&u->rcu_hb);
+	if (err == -EINVAL)
+		return err;
+	return err ? bad_free(st, entry) : 0;
+}
+
+/* slot_release() - drop the cache pin of one slot nobody was handed
+ * (a slot cache's), which frees it. Context: inside an RCU read section. */
+void slot_release(struct uswap *u, uswap_entry_t entry, struct pcpu_stats *st)
+{
 	struct swap_cluster_info *ci;
 	struct swap_device *si;
 	uint32_t off;
-	int err;
 
-	rcu_read_begin();
-	si = lock_range(u, entry, nr, st, &off, &ci);
-	if (!si) {
-		rcu_read_end(&u->rcu_hb);
-		return -EINVAL;
-	}
-	err = put_range(si, ci, off, nr, cache, st);
+	si = lock_range(u, entry, 1, st, &off, &ci);
+	if (!si)
+		return;
+	WARN_ONCE(put_range(si, ci, off, 1, true, st), "slot cache held a free slot");
 	ci_unlock(ci);
-	rcu_read_end(&u->rcu_hb);
-	return err ? bad_free(st, entry) : 0;
 }
 
 /*

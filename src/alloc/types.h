@@ -31,6 +31,11 @@
  * Lock order (written once, here): per-CPU lock -> ci->lock -> si->lock.
  * Isolation takes si->lock first and only trylocks cluster locks. The
  * instance's swapon_lock is outermost and is never taken by allocation.
+ * Policies (policy.h) add two locks: si->alloc_lock (LOCKING_DEVICE) goes
+ * between the per-CPU lock and ci->lock; u->avail_lock (GLOBAL_ROTATE,
+ * LEGACY_PRIO) is taken with no lock but the per-CPU one to pick a device,
+ * and under ci->lock when a device fills or stops being full, so nothing
+ * is ever taken while holding it.
  */
 #ifndef USWAP_ALLOC_TYPES_H
 #define USWAP_ALLOC_TYPES_H
@@ -111,7 +116,13 @@ struct pcpu_cursor {
 
 struct swap_device {
 	int type;                 /* index in uswap->devs[] */
-	int prio;                 /* -1 or 0..32767 */
+	int prio;                 /* -1 or 0..32767; LEGACY_PRIO: -2, -3, ...
+				     for prio_auto devices; u->swapon_lock */
+	bool prio_auto;           /* swapped on with USWAP_PRIO_DEFAULT */
+	bool on_avail;            /* on the global device lists (GLOBAL_ROTATE,
+				     LEGACY_PRIO); u->avail_lock */
+	int node;                 /* emulated NUMA node */
+	struct uswap *owner;      /* the instance (avail lists, policy) */
 	char name[64];
 	uint32_t max;             /* slots incl. header (nr_slots) */
 	_Atomic uint32_t pages;   /* usable: max - 1 - bad; drops when a failed
@@ -136,7 +147,12 @@ struct swap_device {
 	/* Written when a cluster fills or stops being full: its own cache
 	 * line, away from the read-mostly fields above. */
 	_Atomic uint32_t nr_full __cacheline_aligned; /* see DEVICE_FULL */
+	_Atomic uint32_t cached_slots; /* LOCKING_DEVICE: slots parked in slot
+				     caches (allocated, handed to nobody) */
 
+	struct spinlock alloc_lock; /* LOCKING_DEVICE: held across a whole
+				     allocation on this device and each
+				     free; outside ci->lock */
 	struct spinlock lock __cacheline_aligned; /* si->lock: the lists below
 				     and every cluster's prev/next/flags */
 	struct cluster_list free_clusters;
@@ -167,14 +183,47 @@ struct ring_set {
 	struct prio_ring *rings[USWAP_MAX_DEVICES];
 };
 
+/* PERCPU_GLOBAL: this CPU's current cluster per order, on any device
+ * (percpu_swap_cluster). dev[order] stays valid while set: swapoff clears
+ * every CPU's entries for a device before freeing it. */
+struct pcpu_global_cursor {
+	struct swap_device *dev[NR_ORDERS];
+	uint32_t next[NR_ORDERS]; /* next offset to try on dev, 0 = none */
+};
+
+/* LOCKING_DEVICE: order-0 slots allocated (HAS_CACHE) but not yet handed
+ * out, served from slots[head..nr) (swap_slots_cache). */
+struct slot_cache {
+	unsigned int head, nr;
+	uswap_entry_t slots[USWAP_SLOT_CACHE_SLOTS];
+};
+
 struct uswap_pcpu {
-	struct spinlock lock; /* the local_lock: held across one allocation */
+	struct spinlock lock; /* the local_lock: held across one allocation;
+				 covers everything below but stats */
 	struct pcpu_stats stats;
+	struct pcpu_global_cursor global;
+	struct slot_cache *slot_cache; /* LOCKING_DEVICE only, else NULL */
 } __cacheline_aligned;
+
+/* GLOBAL_ROTATE / LEGACY_PRIO: devices with free slots, highest key first,
+ * equal keys in requeue order (a plist of swap_avail_head). */
+struct avail_list {
+	unsigned int nr;
+	struct swap_device *dev[USWAP_MAX_DEVICES];
+	int key[USWAP_MAX_DEVICES]; /* effective priority on this list */
+};
 
 struct uswap {
 	unsigned int nr_cpus;
 	unsigned int ring_quota;
+	struct uswap_policy policy;     /* fixed at uswap_create() */
+	bool policy_device_alloc;       /* PERCPU_GLOBAL or LOCKING_DEVICE:
+					   device_alloc() takes the long way */
+	int least_priority;             /* LEGACY_PRIO: last auto priority
+					   given (starts at -1); swapon_lock */
+	struct spinlock avail_lock;     /* avail[] and every si->on_avail */
+	struct avail_list *avail;       /* [policy_nr_avail_lists()] */
 	struct uswap_pcpu *pcpu;        /* [nr_cpus] */
 	struct ring_set *rings;         /* RCU; written under swapon_lock */
 	struct swap_device *devs[USWAP_MAX_DEVICES]; /* RCU; swapon_lock */
@@ -190,6 +239,9 @@ struct alloc_ctx {
 	struct uswap *u;
 	unsigned int cpu;
 	struct pcpu_stats *st;
+	struct uswap_pcpu *pc;
+	uint32_t *next;  /* the cursor device_alloc() works with */
+	bool refill;     /* fill this CPU's slot cache after the first slot */
 };
 
 #endif /* USWAP_ALLOC_TYPES_H */

@@ -56,11 +56,23 @@ struct lock_stat {
 	X(read_errors)    \
 	X(unuse_slots)
 
+/* Counters added in struct uswap_stats version 2, after locks[]: the
+ * lab's policy counters (src/alloc/policy.h). A new counter goes at the
+ * end of this list and of the public struct, with a version bump. */
+#define USWAP_COUNTERS_V2(X)  \
+	X(list_scan_steps)    \
+	X(avail_requeue)      \
+	X(slot_cache_hits)    \
+	X(slot_cache_refills) \
+	X(discards)           \
+	X(sync_discards)
+
 struct pcpu_stats {
 	stat_t swpout[USWAP_NR_ORDERS];
 	stat_t swpout_fallback[USWAP_NR_ORDERS];
 #define X(name) stat_t name;
 	USWAP_COUNTERS(X)
+	USWAP_COUNTERS_V2(X)
 #undef X
 	struct lock_stat locks[USWAP_LOCK_MAX];
 };
