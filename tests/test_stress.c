@@ -458,9 +458,8 @@ static void assert_policy_exercised(void)
 		t_true(st.slot_cache_hits > 0 && st.slot_cache_refills > 0);
 	if (S.policy.select != USWAP_SELECT_RINGS)
 		t_true(st.avail_requeue > 0);
-	if (S.policy.discard == USWAP_DISCARD_SYNC_ALL)
-		t_true(st.sync_discards > 0);
-	t_true(st.discards > 0);
+	/* Discards need a full system at the right moment: counted on
+	 * purpose in tests/test_policy.c, only printed here. */
 }
 
 /* One run of the workers on four devices under @policy (NULL: the

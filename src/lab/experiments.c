@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/*
+ * experiments.c - one experiment per seed thread (shared/seeds/): the
+ * "before" and "after" policies, the workload, the metrics and the sign
+ * of each metric's change that the thread reports.
+ *
+ * Both arms of an experiment carry the other switches of the seed's era
+ * (kernel-swap-design.md section 10), so the only difference between them
+ * is the change the thread made: seed 1 predates seed 2's nonfull-first
+ * and seed 3's ascending free list, seeds 2-4 ran with one global per-CPU
+ * cluster cache (6.15+) and the plist rotation, and so on.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "lab/lab.h"
+
+/* ------------------------------------------------------------------------
+ * Metrics
+ * ---------------------------------------------------------------------- */
+
+static double per_1k_allocs(uint64_t n, const struct lab_arm *a)
+{
+	return a->allocs ? (double)n * 1000.0 / (double)a->allocs : NAN;
+}
+
+static double m_shared_locks_per_1k(const struct lab_arm *a)
+{
+	return per_1k_allocs(lab_shared_locks(&a->delta), a);
+}
+
+/* The one lock every CPU shares: the global device list's (seed 5). */
+static double m_global_lock_per_alloc(const struct lab_arm *a)
+{
+	return a->allocs ? (double)a->delta.locks[USWAP_LOCK_GLOBAL].acquired /
+			   (double)a->allocs : NAN;
+}
+
+static double m_list_scan_per_1k(const struct lab_arm *a)
+{
+	return per_1k_allocs(a->delta.list_scan_steps, a);
+}
+
+/* Thread time per successful allocation, the frees included: what the
+ * seeds' system time measures. Two-core time, not 96-core time. */
+static double m_ns_per_alloc(const struct lab_arm *a)
+{
+	return a->allocs ? a->elapsed_s * 1e9 * a->threads / (double)a->allocs : NAN;
+}
+
+static double m_order4_fallback(const struct lab_arm *a)
+{
+	return (double)a->delta.swpout_fallback[4];
+}
+
+/* As the mTHP stats: swpout_fallback / (swpout + swpout_fallback). */
+static double m_order4_fallback_pct(const struct lab_arm *a)
+{
+	uint64_t tries = a->delta.swpout[4] + a->delta.swpout_fallback[4];
+
+	return tries ? 100.0 * (double)a->delta.swpout_fallback[4] / (double)tries : NAN;
+}
+
+static double m_swapin_kb_s(const struct lab_arm *a)
+{
+	return a->swapin_kb_s;
+}
+
+static double m_seek_mib(const struct lab_arm *a)
+{
+	return a->swapin_seek_mib;
+}
+
+static double m_use_ratio(const struct lab_arm *a)
+{
+	return lab_use_ratio(a);
+}
+
+/* usemem's sum throughput: bytes swapped out over the run's time. */
+static double m_throughput_mb_s(const struct lab_arm *a)
+{
+	return a->elapsed_s > 0 ? (double)a->bytes / a->elapsed_s / 1e6 : NAN;
+}
+
+/* ------------------------------------------------------------------------
+ * Workload defaults (docs/lab.md says where each number comes from)
+ * ---------------------------------------------------------------------- */
+
+/* make -j96 (workload_kbuild.c): 96 jobs of 8..56 folios at a time, 20 %
+ * of folios long-lived (2000 per vCPU), half the folios 64 KiB mTHP, 10 %
+ * of operations a 4 KiB swap-in. FILL is the expected live data over the
+ * devices' capacity: seeds 1 and 2 ran their devices full (seed 2's
+ * 8 GiB device fell back ten times as often as its 10 GiB one), seed 5
+ * ran a build in 2-3 GiB memcgs on eight devices, not full. */
+#define KBUILD_MIX(FILL) { .jobs_per_vcpu = 400, .job_min = 8, .job_max = 56, \
+			   .long_pct = 20, .long_cap = 2000, .order4_pct = 50, \
+			   .swapin_pct = 10, .fill = (FILL) }
+
+/* Seed 1's era (6.12 -> 6.14): plist rotation, per-device per-CPU
+ * clusters, free clusters first, the whole frag list, the old shuffle. */
+#define SEED1_ERA .select = USWAP_SELECT_GLOBAL_ROTATE, \
+		  .cluster = USWAP_PREFER_FREE, .frag = USWAP_FRAG_SCAN_ALL, \
+		  .freelist = USWAP_FREELIST_INTERLEAVED
+/* Seeds 2 and 3 (6.17 -> 6.18): the global per-CPU cluster cache of
+ * 6.15 and the plist rotation. */
+#define SEED23_ERA .select = USWAP_SELECT_GLOBAL_ROTATE, \
+		   .percpu = USWAP_PERCPU_GLOBAL
+
+static const struct lab_experiment experiments[] = {
+{
+	.name = "rework-swap-allocator-locks",
+	.seed_file = "rework-swap-allocator-locks.txt",
+	.summary = "device lock for the whole allocation + 64-slot per-CPU "
+		   "slot cache vs cluster lock first (make -j96, 64K mTHP)",
+	.before = { SEED1_ERA, .lock = USWAP_LOCKING_DEVICE },
+	.after = { SEED1_ERA, .lock = USWAP_LOCKING_CLUSTER_FIRST },
+	.workload = { .kind = LAB_WL_KBUILD, .nr_devices = 1,
+		      .prio = USWAP_PRIO_DEFAULT, .kbuild = KBUILD_MIX(0.98) },
+	.nr_metrics = 3,
+	.metrics = {
+		{ "shared_locks_per_1k_allocs", "shared-lock acquisitions / 1k allocs",
+		  "", -1, m_shared_locks_per_1k,
+		  "si->lock contention \"nearly unobservable\" after (perf lock)" },
+		{ "ns_per_alloc", "ns per allocation (thread time)", "ns", -1,
+		  m_ns_per_alloc,
+		  "sys time 73578.30 s -> 33314.76 s (-54.7%), 4K pages" },
+		{ "order4_fallback_pct", "order-4 fallback %", "%", -1,
+		  m_order4_fallback_pct,
+		  "-63.2% mTHP failure (64K mTHP, 1152M memcg)" },
+	},
+},
+{
+	.name = "improve-cluster-scan-strategy",
+	.seed_file = "improve-cluster-scan-strategy-v2.txt",
+	.summary = "free clusters first + walk the whole frag list vs nonfull "
+		   "first + one frag cluster (make -j96, 64K mTHP)",
+	.before = { SEED23_ERA, .cluster = USWAP_PREFER_FREE,
+		    .frag = USWAP_FRAG_SCAN_ALL },
+	.after = { SEED23_ERA },
+	.workload = { .kind = LAB_WL_KBUILD, .nr_devices = 1,
+		      .prio = USWAP_PRIO_DEFAULT, .kbuild = KBUILD_MIX(1.0) },
+	.nr_metrics = 4,
+	.metrics = {
+		{ "order4_swpout_fallback", "order-4 swpout_fallback", "", -1,
+		  m_order4_fallback, "64kB swpout_fallback 20917 -> 0" },
+		{ "order4_fallback_pct", "order-4 fallback %", "%", -1,
+		  m_order4_fallback_pct,
+		  "20917 / (1787051 + 20917) = 1.16% -> 0%" },
+		{ "list_scan_steps_per_1k_allocs", "list scan steps / 1k allocs",
+		  "", -1, m_list_scan_per_1k,
+		  "\"spent too much effort scanning the fragment list\"" },
+		{ "ns_per_alloc", "ns per allocation (thread time)", "ns", -1,
+		  m_ns_per_alloc, "sys time 11609.69 s -> 5587.53 s (-51.9%)" },
+	},
+},
+{
+	.name = "remove-swap-cache-contention-workaround",
+	.seed_file = "remove-swap-cache-contention-workaround.txt",
+	.summary = "free clusters interleaved in 32 columns vs ascending: "
+		   "sequential swap-in from an HDD model (usemem -n 8)",
+	.before = { SEED23_ERA, .freelist = USWAP_FREELIST_INTERLEAVED },
+	.after = { SEED23_ERA, .freelist = USWAP_FREELIST_ASCENDING },
+	.workload = { .kind = LAB_WL_SWAPIN, .nr_devices = 1,
+		      .prio = USWAP_PRIO_DEFAULT,
+		      .swapin = { .tasks = 8, .size_slots = 8192, .fill = 0.9,
+				  .readahead = 8, .seek_settle_us = 1000,
+				  .seek_us_per_mib = 50, .rotation_us = 4170,
+				  .media_mb_s = 150 } },
+	.nr_metrics = 2,
+	.metrics = {
+		{ "swapin_kb_s", "swap-in KB/s per process", "KB/s", +1,
+		  m_swapin_kb_s,
+		  "1270.92 -> 1849.54 KB/s per process (+45.5%, \"~40% faster\")" },
+		{ "seek_mib", "mean seek distance", "MiB", -1, m_seek_mib,
+		  "\"shuffling IO is a bad idea for HDD\"" },
+	},
+},
+{
+	.name = "default-priority-round-robin",
+	.seed_file = "default-priority-round-robin.txt",
+	.summary = "default priorities -2, -3, ... with per-node lists vs all "
+		   "-1 in round robin (usemem -n 31, 4 devices, 8 nodes)",
+	.before = { .select = USWAP_SELECT_LEGACY_PRIO,
+		    .percpu = USWAP_PERCPU_GLOBAL, .nr_nodes = 8 },
+	.after = { .select = USWAP_SELECT_GLOBAL_ROTATE,
+		   .percpu = USWAP_PERCPU_GLOBAL, .nr_nodes = 8 },
+	.workload = { .kind = LAB_WL_USEMEM, .nr_devices = 4,
+		      .prio = USWAP_PRIO_DEFAULT,
+		      .usemem = { .tasks = 31, .size_slots = 4096, .order = 0,
+				  .rounds = 3, .fill = 0.38 } },
+	.nr_metrics = 2,
+	.metrics = {
+		{ "device_use_max_min", "device use max/min at peak", "", -1,
+		  m_use_ratio,
+		  "zram0..3 used 15.7G/3.4G/3.4G/2.6G (6.0) -> 12.6G each (1.0)" },
+		{ "throughput_mb_s", "sum throughput", "MB/s", +1,
+		  m_throughput_mb_s, "3546.56 -> 4207.56 MB/s (+18.6%)" },
+	},
+	.plot = true,
+},
+{
+	.name = "per-priority-allocation-queues",
+	.seed_file = "per-priority-allocation-queues-rfc-v2.txt",
+	.summary = "global per-CPU cluster + plist rotation under one lock vs "
+		   "per-device per-CPU clusters + per-priority rings (make -j96, "
+		   "8 devices)",
+	.before = { .select = USWAP_SELECT_GLOBAL_ROTATE,
+		    .percpu = USWAP_PERCPU_GLOBAL },
+	.after = { .select = USWAP_SELECT_RINGS,
+		   .percpu = USWAP_PERCPU_PER_DEVICE },
+	.workload = { .kind = LAB_WL_KBUILD, .nr_devices = 8,
+		      .prio = USWAP_PRIO_DEFAULT, .kbuild = KBUILD_MIX(0.7) },
+	.nr_metrics = 3,
+	.metrics = {
+		{ "global_lock_per_alloc", "global-lock acquisitions / alloc",
+		  "", -1, m_global_lock_per_alloc,
+		  "plist rotation \"serializes cluster transitions on "
+		  "swap_avail_lock\"; the rings have no shared rotation point" },
+		{ "ns_per_alloc", "ns per allocation (thread time)", "ns", 0,
+		  m_ns_per_alloc,
+		  "sys time A 40899.14 s vs C 41140.76 s (+0.59%, 2 GiB)" },
+		{ "device_use_max_min", "device use max/min at peak", "", 0,
+		  m_use_ratio, "largest/smallest peak 1.021 on average, worst "
+		  "1.049 (arm E; arm A not given)", .after_at_most = 1.049 },
+	},
+	.plot = true,
+},
+};
+
+#define NR_EXPERIMENTS (sizeof(experiments) / sizeof(experiments[0]))
+
+unsigned int lab_nr_experiments(void)
+{
+	return NR_EXPERIMENTS;
+}
+
+const struct lab_experiment *lab_experiment_at(unsigned int i)
+{
+	return i < NR_EXPERIMENTS ? &experiments[i] : NULL;
+}
+
+const struct lab_experiment *lab_experiment_find(const char *name)
+{
+	for (unsigned int i = 0; i < NR_EXPERIMENTS; i++)
+		if (!strcmp(experiments[i].name, name))
+			return &experiments[i];
+	return NULL;
+}

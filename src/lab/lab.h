@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lab.h - the lab: each seed thread's before/after, replayed on libuswap
+ * as policy switches (issue 5, kernel-swap-design.md section 10).
+ *
+ * Glossary (DESIGN.md's terms):
+ *   vCPU        a virtual CPU: a per-CPU index of the instance
+ *               (uswap_thread_set_cpu()); the lab runs 96 of them, as the
+ *               seeds' machines, on however many real threads it has
+ *   slice       the operations one vCPU runs before its thread switches to
+ *               its next vCPU (a time slice, counted in operations)
+ *   task        one process of a workload (a usemem worker, a compiler, a
+ *               reader); it lives on one home vCPU
+ *   arm         one run of a workload under one policy ("before", "after")
+ *   experiment  one seed thread: its two policies, workload, metrics and
+ *               the sign of each metric's change that the thread reports
+ *
+ * The lab only uses the public API (include/uswap/uswap.h), so what it
+ * measures is what any user of the library gets. Counts (lock
+ * acquisitions, fallbacks, per-device use) come from uswap_stats_get()
+ * deltas taken around the workload and from the lab's own bookkeeping,
+ * never from calls that take allocator locks themselves.
+ *
+ * Declarations are grouped by the file that defines them.
+ */
+#ifndef USWAP_LAB_LAB_H
+#define USWAP_LAB_LAB_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <uswap/uswap.h>
+
+#define LAB_DEFAULT_VCPUS   96   /* the seeds' machines run make -j96 */
+#define LAB_DEFAULT_THREADS 2    /* fixed, not the host's core count, so
+				    the default run is the same everywhere */
+#define LAB_DEFAULT_SLICE   32   /* operations per vCPU slice */
+#define LAB_MAX_THREADS     64
+#define LAB_MAX_METRICS     8
+#define LAB_MAX_SAMPLES     1024 /* per-device use samples of one arm */
+
+/* ------------------------------------------------------------------------
+ * vcpu.c: virtual CPUs multiplexed on real threads
+ * ---------------------------------------------------------------------- */
+
+struct lab_vcpu_config {
+	unsigned int nr_vcpus;   /* 1..USWAP_MAX_CPUS (=96) */
+	unsigned int nr_threads; /* real threads, 1..LAB_MAX_THREADS (=2) */
+	unsigned int slice_ops;  /* operations per slice (=32) */
+};
+
+/*
+ * lab_step_fn - run one operation of vCPU @vcpu (its per-CPU index is
+ * already set). @thread is the real thread, 0..nr_threads-1.
+ * Return: 1 (done one, more to do), 0 (this vCPU has nothing left), or
+ * -errno (stop every thread; lab_vcpu_run() returns it).
+ */
+typedef int (*lab_step_fn)(void *ctx, unsigned int vcpu, unsigned int thread);
+
+/*
+ * lab_round_fn - called by thread 0 after each of its rounds (one slice
+ * of each of its vCPUs), for sampling and progress. Must not block.
+ */
+typedef void (*lab_round_fn)(void *ctx, uint64_t round);
+
+/*
+ * lab_vcpu_run() - run every vCPU until each says it is done.
+ * Thread t owns vCPUs t, t + T, t + 2T, ... (T threads) and cycles through
+ * them, a slice at a time, in that fixed order. Each vCPU's work must be
+ * its own (its tasks and random stream), so the set of operations does
+ * not depend on T; with T = 1 the interleaving, and so every count, is
+ * exactly reproducible.
+ * Return: 0; -EINVAL (bad config); -EAGAIN (threads); a step's -errno.
+ */
+int lab_vcpu_run(const struct lab_vcpu_config *cfg, lab_step_fn step,
+		 lab_round_fn round, void *ctx);
+
+/* splitmix64: the lab's PRNG, one stream per vCPU or task. */
+uint64_t lab_rand(uint64_t *state);
+/* A uniform value in [0, n). */
+uint64_t lab_rand_below(uint64_t *state, uint64_t n);
+
+/* ------------------------------------------------------------------------
+ * workload.c: the swap system of one arm, per-device use, the folio
+ * allocation every workload shares
+ * ---------------------------------------------------------------------- */
+
+enum lab_workload_kind {
+	LAB_WL_USEMEM, /* N tasks allocate SIZE then free it, repeated */
+	LAB_WL_KBUILD, /* make -jN: short jobs and long-lived memory */
+	LAB_WL_SWAPIN, /* swap out, then sequential swap-in from a disk model */
+};
+
+/* usemem (vm-scalability) as an allocator-only replay. */
+struct lab_usemem_params {
+	unsigned int tasks;     /* processes (=31, the seed's -n 31) */
+	uint64_t size_slots;    /* each task's memory in slots */
+	unsigned int order;     /* folio order 0..9 (=0) */
+	unsigned int rounds;    /* allocate-all-then-free-all repetitions */
+	double fill;            /* peak demand / total capacity (=0.38) */
+};
+
+/* make -jN under a memory cgroup; see workload_kbuild.c for the mix. */
+struct lab_kbuild_params {
+	unsigned int jobs_per_vcpu;  /* compile jobs each vCPU runs */
+	unsigned int job_min, job_max; /* folios per job, uniform */
+	unsigned int long_pct;       /* % of folios that are long-lived */
+	unsigned int long_cap;       /* long-lived folios per vCPU */
+	unsigned int order4_pct;     /* % of folios that are order 4 */
+	unsigned int swapin_pct;     /* % of operations that swap one page of
+					a live folio back in, freeing its slot
+					alone (4 KiB swap-in of mTHP) */
+	double fill;                 /* expected live / capacity */
+};
+
+/* Seed 3: usemem -n 8 pushes its memory to an HDD, then reads it back. */
+struct lab_swapin_params {
+	unsigned int tasks;          /* processes (=8, the seed's nr_task) */
+	uint64_t size_slots;         /* each task's memory in slots */
+	double fill;                 /* demand / device capacity */
+	unsigned int readahead;      /* slots per read, aligned (=8:
+					vm.page-cluster 3) */
+	/* Rotational model (defaults: a 7200 rpm SATA disk). */
+	double seek_settle_us;       /* any non-sequential access (=1000) */
+	double seek_us_per_mib;      /* plus this per MiB of distance (=50) */
+	double rotation_us;          /* mean rotational latency (=4170) */
+	double media_mb_s;           /* transfer rate (=150) */
+};
+
+struct lab_workload {
+	enum lab_workload_kind kind;
+	unsigned int nr_devices;     /* 1..USWAP_MAX_DEVICES */
+	int prio;                    /* of every device */
+	struct lab_usemem_params usemem;
+	struct lab_kbuild_params kbuild;
+	struct lab_swapin_params swapin;
+};
+
+/* Per-device use over the run (slots in use), sampled by the lab. */
+struct lab_series {
+	unsigned int nr_devices;
+	unsigned int nr_samples;
+	uint64_t ops[LAB_MAX_SAMPLES]; /* x: folio operations so far */
+	uint64_t used[LAB_MAX_SAMPLES][USWAP_MAX_DEVICES];
+};
+
+/* What one arm measured. */
+struct lab_arm {
+	struct uswap_policy policy;
+	double elapsed_s;             /* the workload's timed part */
+	unsigned int threads;         /* real threads it ran on */
+	uint64_t folios;              /* folios requested */
+	uint64_t allocs;              /* successful uswap_alloc() calls */
+	uint64_t frees;               /* uswap_put_folio() calls */
+	uint64_t bytes;               /* bytes of folios swapped out */
+	uint64_t req[USWAP_NR_ORDERS];   /* folios requested per order */
+	uint64_t split[USWAP_NR_ORDERS]; /* of which split after -E2BIG */
+	uint64_t enospc;              /* -ENOSPC seen (freed and retried) */
+	struct uswap_stats delta;     /* counters over the timed part */
+	uint64_t dev_slots[USWAP_MAX_DEVICES]; /* usable slots per device */
+	uint64_t peak_total;          /* most slots in use at a sample */
+	uint64_t at_peak[USWAP_MAX_DEVICES]; /* per device at that sample */
+	double swapin_kb_s;           /* seed 3: mean per task */
+	double swapin_seek_mib;       /* seed 3: mean seek distance */
+	struct lab_series *series;    /* may be NULL (no memory) */
+};
+
+/* How a run is done: vCPUs, threads, seed, size. */
+struct lab_options {
+	struct lab_vcpu_config vcpu;
+	uint64_t seed;               /* (=1) */
+	double scale;                /* multiplies the workload's size (=1) */
+	FILE *progress;              /* progress lines, or NULL */
+	const char *label;           /* arm name in progress lines */
+};
+
+void lab_options_default(struct lab_options *o);
+
+/*
+ * lab_workload_parse() - change @wl's parameters from "key=value,...":
+ * devices=N for every workload; usemem: tasks, size (slots per task),
+ * order, rounds, fill; kbuild: jobs, job_min, job_max, long_pct,
+ * long_cap, order4_pct, fill; swapin: tasks, size, fill, readahead,
+ * settle_us, us_per_mib, rotation_us, media_mb_s. Checked again when the
+ * workload starts. Return: 0; -EINVAL (unknown key, bad number).
+ */
+int lab_workload_parse(const char *s, struct lab_workload *wl);
+
+/*
+ * lab_run_arm() - build a swap system with @policy, run @wl on it and
+ * fill @out (out->series is allocated; free with lab_arm_fini()).
+ * Return: 0; -EINVAL (bad workload); -ENOMEM; a library -errno.
+ */
+int lab_run_arm(const struct lab_workload *wl, const struct uswap_policy *policy,
+		const struct lab_options *opt, struct lab_arm *out);
+void lab_arm_fini(struct lab_arm *a);
+
+/* Shared-lock acquisitions: device list locks and the global lock. */
+uint64_t lab_shared_locks(const struct uswap_stats *st);
+/* Per-device use max/min at the sample of peak total use (inf if a device
+ * held nothing then). */
+double lab_use_ratio(const struct lab_arm *a);
+
+/* ------------------------------------------------------------------------
+ * experiments.c: one experiment per seed thread
+ * ---------------------------------------------------------------------- */
+
+/* What a metric is computed from. */
+typedef double (*lab_metric_fn)(const struct lab_arm *a);
+
+struct lab_metric {
+	const char *name;        /* JSON key, snake_case */
+	const char *label;       /* table row */
+	const char *unit;
+	int expect;              /* sign of the seed's after-before: -1, +1,
+				    or 0 (the seed says "about equal") */
+	lab_metric_fn fn;
+	const char *seed_figure; /* the seed's numbers, quoted */
+	double after_at_most;    /* when the seed gives only an "after"
+				    figure: agreement is after <= this
+				    instead of a sign (0 = unused) */
+};
+
+struct lab_experiment {
+	const char *name;        /* kebab-case, `uswap lab run NAME` */
+	const char *seed_file;   /* in shared/seeds/ */
+	const char *summary;     /* one line for `uswap lab list` */
+	struct uswap_policy before, after;
+	struct lab_workload workload;
+	unsigned int nr_metrics;
+	struct lab_metric metrics[LAB_MAX_METRICS];
+	bool plot;               /* the seed shows device use: SVG */
+};
+
+/* Every experiment, in seed order; NULL-terminated by count. */
+unsigned int lab_nr_experiments(void);
+const struct lab_experiment *lab_experiment_at(unsigned int i);
+/* Return: the experiment called @name, or NULL. */
+const struct lab_experiment *lab_experiment_find(const char *name);
+
+/* ------------------------------------------------------------------------
+ * report.c: the seed's table shape
+ * ---------------------------------------------------------------------- */
+
+struct lab_result {
+	const struct lab_experiment *exp;
+	struct lab_arm before, after;
+	double value[2][LAB_MAX_METRICS]; /* [0] before, [1] after */
+	double delta_pct[LAB_MAX_METRICS]; /* (after - before) / before * 100 */
+	bool agrees[LAB_MAX_METRICS];      /* sign matches the seed's */
+};
+
+/*
+ * lab_run() - run both arms of @exp and compute the report.
+ * Return: 0 or the first arm's -errno. Free with lab_result_fini().
+ */
+int lab_run(const struct lab_experiment *exp, const struct lab_workload *wl,
+	    const struct lab_options *opt, struct lab_result *res);
+void lab_result_fini(struct lab_result *res);
+
+/* Fill value/delta_pct/agrees from the two arms. */
+void lab_report_compute(struct lab_result *res);
+/* Does the sign of @delta_pct match @expect? Changes under 5 % count as
+ * "about equal" (0). */
+bool lab_direction_agrees(int expect, double delta_pct);
+/* Metric, before, after, delta %, seed's direction, agrees. */
+void lab_report_print(const struct lab_result *res, FILE *out);
+
+/* ------------------------------------------------------------------------
+ * policy.c: struct uswap_policy as text
+ * ---------------------------------------------------------------------- */
+
+/*
+ * lab_policy_format() - the switches that differ from uswap's default,
+ * as "key=value,..." (the form lab_policy_parse() reads), or "default".
+ */
+void lab_policy_format(const struct uswap_policy *p, char *buf, size_t len);
+
+/*
+ * lab_policy_parse() - read "key=value,..." on top of @p. Keys and values:
+ * select=rings|global-rotate|legacy-prio, percpu=per-device|global,
+ * frag=scan-one|scan-all, cluster=nonfull|free,
+ * freelist=ascending|interleaved, lock=cluster-first|device,
+ * discard=bounded|sync-all, nodes=N; "default" resets every switch.
+ * Return: 0; -EINVAL (unknown key or value; @p may be partly changed).
+ */
+int lab_policy_parse(const char *s, struct uswap_policy *p);
+
+/* ------------------------------------------------------------------------
+ * plot.c: per-device use over time as SVG, through gnuplot
+ * ---------------------------------------------------------------------- */
+
+/* Is gnuplot on PATH? */
+bool lab_have_gnuplot(void);
+
+/*
+ * lab_plot_svg() - write the before and after per-device use curves of
+ * @res to @path as one SVG (two panels).
+ * Return: 0; -ENOENT (no gnuplot: nothing written, the caller says so);
+ * -ENODATA (no samples); -EIO (gnuplot failed); -errno of a temp file.
+ */
+int lab_plot_svg(const struct lab_result *res, const char *path);
+
+#endif /* USWAP_LAB_LAB_H */

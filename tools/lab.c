@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lab.c - `uswap lab list` and `uswap lab run NAME`: the seed experiments
+ * of src/lab/ from the command line, as a table in the seed threads'
+ * shape or as JSON, with an SVG of per-device use where a seed shows it.
+ */
+#include "cli.h"
+#include "lab_cmd.h"
+
+#include "lab/lab.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CMD "lab run"
+
+static const char run_usage_text[] =
+"Usage: uswap lab run NAME [OPTIONS]\n"
+"\n"
+"Replay one seed thread's experiment: the same workload on libuswap\n"
+"under the seed's \"before\" and \"after\" allocator policies, then the\n"
+"thread's table shape: metric, before, after, delta %, the direction the\n"
+"seed reports and whether ours agrees. 'uswap lab list' names them.\n"
+"\n"
+"Options:\n"
+"  --vcpus N         virtual CPUs, 1..1024 (default 96, as the seeds'\n"
+"                    machines): per-CPU state of that many CPUs\n"
+"  --threads N       real threads that run the vCPUs, 1..64 (default 2);\n"
+"                    with 1 every count is exactly reproducible\n"
+"  --slice N         operations a vCPU runs before its thread switches\n"
+"                    to its next vCPU (default 32)\n"
+"  --scale X         multiply the workload's size (default 1; 0.1 for a\n"
+"                    quick look)\n"
+"  --seed N          seed of the workload's random streams (default 1)\n"
+"  --before POLICY   replace the before arm's policy; POLICY is\n"
+"                    key=value,... on top of uswap's default design:\n"
+"                      select=rings|global-rotate|legacy-prio\n"
+"                      percpu=per-device|global   frag=scan-one|scan-all\n"
+"                      cluster=nonfull|free  freelist=ascending|interleaved\n"
+"                      lock=cluster-first|device  discard=bounded|sync-all\n"
+"                      nodes=N (emulated NUMA nodes)\n"
+"  --after POLICY    the same for the after arm\n"
+"  --workload PARAMS change the workload: key=value,... (docs/lab.md lists\n"
+"                    the keys of each workload; devices=N for all)\n"
+"  --svg FILE        draw per-device use over time of both arms with\n"
+"                    gnuplot (skipped with a note if gnuplot is missing)\n"
+"  --json            one JSON object on stdout: experiment, before,\n"
+"                    after (metrics), delta_pct, direction_agrees, ...\n"
+"  -h, --help        show this help\n"
+"\n"
+"Progress lines go to stderr when an arm runs longer than 2 s.\n"
+"Exit status: 0 success (whether or not the directions agree), 1 runtime\n"
+"error, 2 usage error.\n";
+
+static const char list_usage_text[] =
+"Usage: uswap lab list [--json]\n"
+"\n"
+"List the experiments: name, seed thread (in shared/seeds/), summary.\n";
+
+static const char lab_usage_text[] =
+"Usage: uswap lab list | uswap lab run NAME [OPTIONS]\n"
+"\n"
+"The lab: each seed thread's before/after replayed on libuswap as policy\n"
+"switches (docs/lab.md).\n"
+"\n"
+"  list        the experiments\n"
+"  run NAME    run one; 'uswap lab run --help' for its options\n";
+
+struct run_opts {
+	struct lab_options lab;
+	const char *svg;
+	bool json;
+	const char *before, *after; /* policy overrides, or NULL */
+	const char *workload;       /* workload parameter changes, or NULL */
+};
+
+enum {
+	OPT_VCPUS = 256, OPT_THREADS, OPT_SLICE, OPT_SCALE, OPT_SEED, OPT_BEFORE,
+	OPT_AFTER, OPT_SVG, OPT_JSON, OPT_WORKLOAD,
+};
+
+static const struct option run_options[] = {
+	{ "vcpus",   required_argument, NULL, OPT_VCPUS },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "slice",   required_argument, NULL, OPT_SLICE },
+	{ "scale",   required_argument, NULL, OPT_SCALE },
+	{ "seed",    required_argument, NULL, OPT_SEED },
+	{ "before",  required_argument, NULL, OPT_BEFORE },
+	{ "after",   required_argument, NULL, OPT_AFTER },
+	{ "svg",     required_argument, NULL, OPT_SVG },
+	{ "workload", required_argument, NULL, OPT_WORKLOAD },
+	{ "json",    no_argument,       NULL, OPT_JSON },
+	{ "help",    no_argument,       NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* ------------------------------------------------------------------------
+ * list
+ * ---------------------------------------------------------------------- */
+
+static int cmd_lab_list(int argc, char **argv)
+{
+	bool json = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(list_usage_text, stdout);
+			return CLI_EXIT_OK;
+		} else
+			return cli_usage_error("lab list", "unknown argument '%s'", argv[i]);
+	}
+	if (json) {
+		struct cli_json j;
+
+		cli_json_init(&j, stdout);
+		cli_json_array_open(&j, NULL, false);
+		for (unsigned int i = 0; i < lab_nr_experiments(); i++) {
+			const struct lab_experiment *e = lab_experiment_at(i);
+
+			cli_json_object_open(&j, NULL, true);
+			cli_json_string(&j, "name", e->name);
+			cli_json_string(&j, "seed", e->seed_file);
+			cli_json_string(&j, "summary", e->summary);
+			cli_json_object_close(&j);
+		}
+		cli_json_array_close(&j);
+		cli_json_finish(&j);
+		return CLI_EXIT_OK;
+	}
+	printf("%-40s %s\n", "NAME", "SEED (shared/seeds/) / SUMMARY");
+	for (unsigned int i = 0; i < lab_nr_experiments(); i++) {
+		const struct lab_experiment *e = lab_experiment_at(i);
+
+		printf("%-40s %s\n%-40s   %s\n", e->name, e->seed_file, "", e->summary);
+	}
+	return CLI_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * run
+ * ---------------------------------------------------------------------- */
+
+static int parse_scale(const char *s, double *scale)
+{
+	int err = cli_parse_seconds(s, scale); /* a positive finite number */
+
+	if (!err && *scale > 100)
+		return -ERANGE;
+	return err;
+}
+
+static int parse_run_option(int opt, const char *arg, struct run_opts *o)
+{
+	struct lab_vcpu_config *v = &o->lab.vcpu;
+
+	switch (opt) {
+	case OPT_VCPUS:
+		if (cli_parse_uint(arg, 1, USWAP_MAX_CPUS, &v->nr_vcpus))
+			return cli_usage_error(CMD, "--vcpus: expected 1..%d, got '%s'",
+					       USWAP_MAX_CPUS, arg);
+		return 0;
+	case OPT_THREADS:
+		if (cli_parse_uint(arg, 1, LAB_MAX_THREADS, &v->nr_threads))
+			return cli_usage_error(CMD, "--threads: expected 1..%d, got '%s'",
+					       LAB_MAX_THREADS, arg);
+		return 0;
+	case OPT_SLICE:
+		if (cli_parse_uint(arg, 1, 1u << 20, &v->slice_ops))
+			return cli_usage_error(CMD, "--slice: expected 1..%u, got '%s'",
+					       1u << 20, arg);
+		return 0;
+	case OPT_SCALE:
+		if (parse_scale(arg, &o->lab.scale))
+			return cli_usage_error(CMD, "--scale: expected a number in "
+					       "(0, 100], got '%s'", arg);
+		return 0;
+	case OPT_SEED:
+		if (cli_parse_u64(arg, 0, UINT64_MAX, &o->lab.seed))
+			return cli_usage_error(CMD, "--seed: expected an integer, got '%s'",
+					       arg);
+		return 0;
+	case OPT_BEFORE:
+		o->before = arg;
+		return 0;
+	case OPT_AFTER:
+		o->after = arg;
+		return 0;
+	case OPT_SVG:
+		o->svg = arg;
+		return 0;
+	case OPT_WORKLOAD:
+		o->workload = arg;
+		return 0;
+	case OPT_JSON:
+		o->json = true;
+		return 0;
+	}
+	return cli_usage_error(CMD, "unknown option '%s'", arg ? arg : "");
+}
+
+static int override_policy(const char *what, const char *text, struct uswap_policy *p)
+{
+	struct uswap_policy np = { 0 };
+
+	if (!text)
+		return 0;
+	if (lab_policy_parse(text, &np))
+		return cli_usage_error(CMD, "--%s: bad policy '%s' (see --help)",
+				       what, text);
+	*p = np;
+	return 0;
+}
+
+static void json_metrics(struct cli_json *j, const char *key,
+			 const struct lab_result *res, int arm)
+{
+	cli_json_object_open(j, key, false);
+	for (unsigned int i = 0; i < res->exp->nr_metrics; i++)
+		cli_json_double(j, res->exp->metrics[i].name, res->value[arm][i]);
+	cli_json_object_close(j);
+}
+
+static void json_arm(struct cli_json *j, const char *key, const struct lab_arm *a)
+{
+	char policy[160];
+
+	lab_policy_format(&a->policy, policy, sizeof(policy));
+	cli_json_object_open(j, key, false);
+	cli_json_string(j, "policy", policy);
+	cli_json_double(j, "elapsed_s", a->elapsed_s);
+	cli_json_u64(j, "folios", a->folios);
+	cli_json_u64(j, "allocs", a->allocs);
+	cli_json_u64(j, "frees", a->frees);
+	cli_json_u64(j, "order4_requests", a->req[4]);
+	cli_json_u64(j, "order4_split", a->split[4]);
+	cli_json_u64(j, "enospc", a->enospc);
+	cli_json_u64(j, "shared_locks", lab_shared_locks(&a->delta));
+	cli_json_u64(j, "device_lock", a->delta.locks[USWAP_LOCK_DEVICE].acquired);
+	cli_json_u64(j, "global_lock", a->delta.locks[USWAP_LOCK_GLOBAL].acquired);
+	cli_json_u64(j, "shared_lock_contended",
+		     a->delta.locks[USWAP_LOCK_DEVICE].contended +
+		     a->delta.locks[USWAP_LOCK_GLOBAL].contended);
+	cli_json_u64(j, "cluster_moves", a->delta.cluster_moves);
+	cli_json_u64(j, "list_scan_steps", a->delta.list_scan_steps);
+	cli_json_u64(j, "alloc_slow", a->delta.alloc_slow);
+	cli_json_array_open(j, "device_slots", true);
+	for (unsigned int d = 0; a->series && d < a->series->nr_devices; d++)
+		cli_json_u64(j, NULL, a->dev_slots[d]);
+	cli_json_array_close(j);
+	cli_json_array_open(j, "peak_use_slots", true);
+	for (unsigned int d = 0; a->series && d < a->series->nr_devices; d++)
+		cli_json_u64(j, NULL, a->at_peak[d]);
+	cli_json_array_close(j);
+	cli_json_object_close(j);
+}
+
+static void print_json(const struct lab_result *res, const struct run_opts *o,
+		       const char *svg_status)
+{
+	const struct lab_experiment *e = res->exp;
+	bool all = true;
+	struct cli_json j;
+
+	cli_json_init(&j, stdout);
+	cli_json_object_open(&j, NULL, false);
+	cli_json_string(&j, "experiment", e->name);
+	cli_json_string(&j, "seed", e->seed_file);
+	cli_json_u64(&j, "vcpus", o->lab.vcpu.nr_vcpus);
+	cli_json_u64(&j, "threads", o->lab.vcpu.nr_threads);
+	cli_json_u64(&j, "slice", o->lab.vcpu.slice_ops);
+	cli_json_double(&j, "scale", o->lab.scale);
+	cli_json_u64(&j, "rng_seed", o->lab.seed);
+	json_metrics(&j, "before", res, 0);
+	json_metrics(&j, "after", res, 1);
+	cli_json_object_open(&j, "delta_pct", false);
+	for (unsigned int i = 0; i < e->nr_metrics; i++)
+		cli_json_double(&j, e->metrics[i].name, res->delta_pct[i]);
+	cli_json_object_close(&j);
+	cli_json_object_open(&j, "direction_agrees", false);
+	for (unsigned int i = 0; i < e->nr_metrics; i++) {
+		cli_json_bool(&j, e->metrics[i].name, res->agrees[i]);
+		all &= res->agrees[i];
+	}
+	cli_json_object_close(&j);
+	cli_json_bool(&j, "all_agree", all);
+	cli_json_object_open(&j, "seed_direction", false);
+	for (unsigned int i = 0; i < e->nr_metrics; i++)
+		cli_json_i64(&j, e->metrics[i].name, e->metrics[i].expect);
+	cli_json_object_close(&j);
+	cli_json_object_open(&j, "seed_figure", false);
+	for (unsigned int i = 0; i < e->nr_metrics; i++)
+		cli_json_string(&j, e->metrics[i].name, e->metrics[i].seed_figure);
+	cli_json_object_close(&j);
+	json_arm(&j, "before_arm", &res->before);
+	json_arm(&j, "after_arm", &res->after);
+	if (svg_status)
+		cli_json_string(&j, "svg", svg_status);
+	cli_json_object_close(&j);
+	cli_json_finish(&j);
+}
+
+/* Draw the SVG if asked. Return: a status for the report, or NULL. */
+static const char *do_svg(const struct lab_result *res, const char *path)
+{
+	int err;
+
+	if (!path)
+		return NULL;
+	if (!res->exp->plot)
+		fprintf(stderr, "uswap %s: note: seed %s shows no device use; "
+			"drawing it anyway\n", CMD, res->exp->seed_file);
+	err = lab_plot_svg(res, path);
+	if (err == -ENOENT) {
+		fprintf(stderr, "uswap %s: gnuplot not found (Debian: gnuplot-nox); "
+			"no plot written\n", CMD);
+		return "skipped: gnuplot not found";
+	}
+	if (err) {
+		fprintf(stderr, "uswap %s: plot failed: %s\n", CMD, cli_errno_name(err));
+		return "failed";
+	}
+	return path;
+}
+
+static int run_experiment(const struct lab_experiment *base, struct run_opts *o)
+{
+	struct lab_experiment exp = *base;
+	struct lab_result res;
+	const char *svg_status;
+	int err;
+
+	err = override_policy("before", o->before, &exp.before);
+	if (!err)
+		err = override_policy("after", o->after, &exp.after);
+	if (err)
+		return err;
+	if (o->workload && lab_workload_parse(o->workload, &exp.workload))
+		return cli_usage_error(CMD, "--workload: bad parameters '%s' (see "
+				       "docs/lab.md)", o->workload);
+	if (o->lab.vcpu.nr_threads > o->lab.vcpu.nr_vcpus)
+		return cli_usage_error(CMD, "--threads %u is more than --vcpus %u",
+				       o->lab.vcpu.nr_threads, o->lab.vcpu.nr_vcpus);
+	o->lab.progress = stderr;
+	err = lab_run(&exp, &exp.workload, &o->lab, &res);
+	if (err) {
+		lab_result_fini(&res);
+		return cli_runtime_error(CMD, "%s: %s", exp.name, cli_errno_name(err));
+	}
+	svg_status = do_svg(&res, o->svg);
+	if (o->json)
+		print_json(&res, o, svg_status);
+	else {
+		lab_report_print(&res, stdout);
+		if (svg_status)
+			printf("\nsvg: %s\n", svg_status);
+	}
+	lab_result_fini(&res);
+	return CLI_EXIT_OK;
+}
+
+static int cmd_lab_run(int argc, char **argv)
+{
+	const struct lab_experiment *exp;
+	struct run_opts o = { 0 };
+	int opt;
+
+	lab_options_default(&o.lab);
+	optind = 0; /* 0: a full reset, so options may follow NAME */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "h", run_options, NULL)) != -1) {
+		int err;
+
+		if (opt == 'h') {
+			fputs(run_usage_text, stdout);
+			return CLI_EXIT_OK;
+		}
+		if (opt == '?')
+			return cli_usage_error(CMD, "unknown option or missing value: '%s'",
+					       argv[optind - 1]);
+		err = parse_run_option(opt, optarg, &o);
+		if (err)
+			return err;
+	}
+	if (optind >= argc)
+		return cli_usage_error(CMD, "missing experiment name ('uswap lab list' "
+				       "names them)");
+	if (optind + 1 < argc)
+		return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind + 1]);
+	exp = lab_experiment_find(argv[optind]);
+	if (!exp)
+		return cli_usage_error(CMD, "unknown experiment '%s' ('uswap lab list' "
+				       "names them)", argv[optind]);
+	return run_experiment(exp, &o);
+}
+
+int cmd_lab(int argc, char **argv)
+{
+	if (argc < 2)
+		return cli_usage_error("lab", "missing 'list' or 'run'");
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(lab_usage_text, stdout);
+		return CLI_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "list"))
+		return cmd_lab_list(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "run"))
+		return cmd_lab_run(argc - 1, argv + 1);
+	return cli_usage_error("lab", "unknown subcommand '%s' (list, run)", argv[1]);
+}
