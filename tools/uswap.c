@@ -10,6 +10,7 @@
 #include "bench_usemem.h"
 #include "bench_io.h"
 #include "cli.h"
+#include "lab_cmd.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@ static int cmd_bench(int argc, char **argv);
 
 static const struct command commands[] = {
 	{ "bench", cmd_bench, "run a benchmark of the library" },
+	{ "lab", cmd_lab, "replay a seed thread's before/after experiment" },
 	{ "swapon", cmd_swapon, "check a device spec and its mkswap header "
 				"(--dry-run)" },
 	{ NULL, NULL, NULL },
