@@ -931,6 +931,40 @@ static void test_pager_cli_without_permission_says_how(void **state)
 	t_true(strstr(out, "user-mode-only") != NULL);
 }
 
+/* The value of "key": N in a JSON text, or -1. */
+static long long json_num(const char *text, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	p = strstr(text, pat);
+	return p ? strtoll(p + strlen(pat), NULL, 10) : -1;
+}
+
+/* `uswap bench fault` swaps every folio in once and reads it back right:
+ * with a resident limit of 8 folios, at most 8 of 256 are still there. */
+static void test_pager_cli_bench_fault_swaps_every_folio_in(void **state)
+{
+	char out[8192];
+	int rc;
+
+	if (!uswap_exe)
+		t_skip("no path to the uswap CLI given (test_pager cli PATH)");
+	char *argv[] = { (char *)uswap_exe, "bench", "fault", "--size", "4M", "--order", "2",
+			 "--device", "zram:8M", "--json", NULL };
+	rc = run_capture(argv, out, sizeof(out));
+	if (rc == 1 && strstr(out, "userfaultfd"))
+		t_skip("no userfaultfd here");
+	if (rc != 0)
+		print_message("bench fault: exit %d:\n%s", rc, out);
+	t_eq(rc, 0);
+	t_eq(json_num(out, "folios"), 256);
+	t_eq(json_num(out, "bad_pages"), 0);
+	t_true(json_num(out, "swpin") >= 256 - 8);
+	t_true(json_num(out, "swpin") <= 256);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest quick[] = {
@@ -953,6 +987,7 @@ int main(int argc, char **argv)
 	};
 	const struct CMUnitTest cli[] = {
 		cmocka_unit_test(test_pager_cli_without_permission_says_how),
+		cmocka_unit_test(test_pager_cli_bench_fault_swaps_every_folio_in),
 	};
 
 	if (argc > 1 && !strcmp(argv[1], "stress"))

@@ -304,7 +304,7 @@ static int parse_opts(int argc, char **argv, struct usemem_opts *o)
 
 /* The file repeated to at least its length + one page, so every page's
  * bytes are contiguous from any offset below the length. */
-static int load_data(const char *path, struct usemem_content *c)
+int usemem_load_data(const char *cmd, const char *path, struct usemem_content *c)
 {
 	struct stat st;
 	uint64_t len, total;
@@ -313,11 +313,11 @@ static int load_data(const char *path, struct usemem_content *c)
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return cli_runtime_error(CMD, "--data %s: %s", path, strerror(errno));
+		return cli_runtime_error(cmd, "--data %s: %s", path, strerror(errno));
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
 	    (uint64_t)st.st_size > MAX_DATA_BYTES) {
 		close(fd);
-		return cli_runtime_error(CMD, "--data %s: not a regular file of 1 byte "
+		return cli_runtime_error(cmd, "--data %s: not a regular file of 1 byte "
 					 "to 1 GiB", path);
 	}
 	len = (uint64_t)st.st_size;
@@ -325,7 +325,7 @@ static int load_data(const char *path, struct usemem_content *c)
 	buf = malloc(total);
 	if (!buf) {
 		close(fd);
-		return cli_runtime_error(CMD, "out of memory for --data");
+		return cli_runtime_error(cmd, "out of memory for --data");
 	}
 	for (uint64_t got = 0; got < len;) {
 		ssize_t n = read(fd, buf + got, len - got);
@@ -333,7 +333,7 @@ static int load_data(const char *path, struct usemem_content *c)
 		if (n <= 0) {
 			free(buf);
 			close(fd);
-			return cli_runtime_error(CMD, "--data %s: short read", path);
+			return cli_runtime_error(cmd, "--data %s: short read", path);
 		}
 		got += (uint64_t)n;
 	}
@@ -403,10 +403,10 @@ static int swapon_all(struct usemem_run *r)
 	return 0;
 }
 
-static int explain_eperm(void)
+int usemem_explain_eperm(const char *cmd)
 {
 	fprintf(stderr,
-		"uswap " CMD ": userfaultfd is not permitted for this user (EPERM).\n"
+		"uswap %s: userfaultfd is not permitted for this user (EPERM).\n"
 		"To allow it, do one of:\n"
 		"  - run as root (or with CAP_SYS_PTRACE);\n"
 		"  - sysctl vm.unprivileged_userfaultfd=1 (as root; lets every user\n"
@@ -414,7 +414,8 @@ static int explain_eperm(void)
 		"  - drop --uffd-kernel-faults: the pager then asks for\n"
 		"    user-mode-only faults (UFFD_USER_MODE_ONLY, Linux 5.11+), which\n"
 		"    need no privilege;\n"
-		"  - give the user read-write access to /dev/userfaultfd (Linux 6.1+).\n");
+		"  - give the user read-write access to /dev/userfaultfd (Linux 6.1+).\n",
+		cmd);
 	return CLI_EXIT_RUNTIME;
 }
 
@@ -442,7 +443,7 @@ static int start_pager(struct usemem_run *r)
 		cfg.flags |= USWAP_PAGER_KERNEL_FAULTS;
 	err = uswap_pager_create(r->u, &cfg, &r->pager);
 	if (err == -EPERM)
-		return explain_eperm();
+		return usemem_explain_eperm(CMD);
 	if (err == -ENOSYS)
 		return cli_runtime_error(CMD, "this kernel has no userfaultfd with "
 					 "write-protection of anonymous memory "
@@ -464,7 +465,7 @@ static int setup(struct usemem_run *r)
 	int err;
 
 	r->res.limit_bytes = o->limit ? o->limit : working_set(o) / 2;
-	if (o->data && (err = load_data(o->data, &r->content)))
+	if (o->data && (err = usemem_load_data(CMD, o->data, &r->content)))
 		return err;
 	if (o->no_pager)
 		return 0;

@@ -131,6 +131,16 @@ struct usemem_result {
  * bench_usemem.c: options, setup, the run
  * ---------------------------------------------------------------------- */
 int cmd_bench_usemem(int argc, char **argv);
+/* `uswap bench fault` (bench_fault.c): the pager's fault round trip. */
+int cmd_bench_fault(int argc, char **argv);
+
+/* Load FILE as page contents (the file repeated past its length + one
+ * page); errors are printed as `uswap CMD: ...`. Return: 0 or an exit
+ * code. c->pat is malloc'ed and owned by the caller. Shared with
+ * `uswap bench fault`. */
+int usemem_load_data(const char *cmd, const char *path, struct usemem_content *c);
+/* Say how to get userfaultfd permission; return CLI_EXIT_RUNTIME. */
+int usemem_explain_eperm(const char *cmd);
 
 /* ------------------------------------------------------------------------
  * bench_usemem_worker.c: passes, page contents, checks

@@ -43,6 +43,8 @@ static const struct command bench_commands[] = {
 			      "its raw limit" },
 	{ "usemem", cmd_bench_usemem, "vm-scalability's usemem on the "
 				      "userfaultfd pager" },
+	{ "fault", cmd_bench_fault, "the pager's fault round trip (swap-in "
+				    "latency)" },
 	{ NULL, NULL, NULL },
 };
 

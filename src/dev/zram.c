@@ -10,7 +10,8 @@
  *     the common case); only that word is kept, no memory is allocated
  *     (zram's ZRAM_SAME, counted in same_pages);
  *   - compressed with the device's algorithm (lz4 by default, or zstd),
- *     in a malloc'ed object of exactly the compressed length;
+ *     in an object of the pool (zpool.c: 32-byte size classes in 64 KiB
+ *     blocks, as zsmalloc keeps zram's objects);
  *   - huge: the compressed length would be ZRAM_HUGE_THRESHOLD bytes or
  *     more, so the page is kept raw in a page-sized object (zram's
  *     ZRAM_HUGE, when the length reaches zsmalloc's huge_class_size).
@@ -31,7 +32,6 @@
  * discard of the same slot.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -44,6 +44,7 @@
 #include <zstd_errors.h>
 
 #include "dev/dev.h"
+#include "dev/zpool.h"
 #include "dev/zram.h"
 #include "util/compiler.h"
 
@@ -56,7 +57,7 @@ enum zram_slot_flag {
 
 struct zram_slot {
 	union {
-		void *handle;        /* the object (malloc), or NULL */
+		void *handle;        /* the object (zpool), or NULL */
 		uint64_t element;    /* ZRAM_SAME: the repeated 8-byte word */
 	};
 	uint32_t size;               /* object bytes; 0 when no object */
@@ -97,6 +98,7 @@ struct zram_backend {
 	const struct zram_algo_ops *algo;
 	struct zram_slot *slots;     /* nr_slots entries; calloc */
 
+	struct zpool *objs;          /* the compressed and huge objects */
 	pthread_mutex_t pool_lock;   /* protects pool */
 	struct zstd_ctx *pool;       /* idle zstd contexts */
 
@@ -194,7 +196,7 @@ static void mem_used_add(struct zram_backend *zb, uint64_t n)
 /* Account a page entering (@sign > 0) or leaving (@sign < 0) the device. */
 static void account(struct zram_backend *zb, const struct zram_entry *e, int sign)
 {
-	uint64_t mem = e->handle != NULL ? malloc_usable_size(e->handle) : 0;
+	uint64_t mem = e->handle != NULL ? zpool_class_size(e->size) : 0;
 
 	if (sign > 0) {
 		stat_add64(&zb->pages_stored, 1);
@@ -333,7 +335,7 @@ static int prepare_page(struct zram_backend *zb, const unsigned char *src,
 	if (len < 0)
 		return len;
 	if ((size_t)len >= ZRAM_HUGE_THRESHOLD) {
-		e->handle = malloc(USWAP_PAGE_SIZE);
+		e->handle = zpool_alloc(zb->objs, USWAP_PAGE_SIZE);
 		if (e->handle == NULL)
 			return -ENOMEM;
 		memcpy(e->handle, src, USWAP_PAGE_SIZE);
@@ -341,7 +343,7 @@ static int prepare_page(struct zram_backend *zb, const unsigned char *src,
 		e->flags = ZRAM_HUGE;
 		return 0;
 	}
-	e->handle = malloc((size_t)len);
+	e->handle = zpool_alloc(zb->objs, (size_t)len);
 	if (e->handle == NULL)
 		return -ENOMEM;
 	memcpy(e->handle, tmp, (size_t)len);
@@ -393,7 +395,7 @@ static bool slot_replace(struct zram_backend *zb, uint64_t index,
 		account(zb, new, +1);
 	if (had) {
 		account(zb, &old, -1);
-		free(old.handle);
+		zpool_free(zb->objs, old.handle, old.size);
 	}
 	return had;
 }
@@ -547,6 +549,7 @@ static void zram_print_stats(struct backend *b, FILE *out)
 {
 	struct zram_mm_stat mm = { 0 };
 	struct zram_io_stat io = { 0 };
+	struct zpool_stats pool;
 
 	zram_mm_stat(b, &mm);
 	zram_io_stat(b, &io);
@@ -570,6 +573,11 @@ static void zram_print_stats(struct backend *b, FILE *out)
 	P(io, failed_writes);
 	P(io, notify_free);
 #undef P
+	zpool_stats(to_zram(b)->objs, &pool);
+	fprintf(out, "pool_mapped %llu\npool_blocks_used %llu\npool_blocks_idle %llu\n"
+		"pool_blocks_cold %llu\n",
+		(unsigned long long)pool.mapped, (unsigned long long)pool.blocks_used,
+		(unsigned long long)pool.blocks_idle, (unsigned long long)pool.blocks_cold);
 }
 
 /* Context: no other thread may use @b. Frees every stored object. */
@@ -580,12 +588,7 @@ static void zram_close(struct backend *b)
 
 	if (b == NULL)
 		return;
-	for (uint64_t i = 0; i < b->nr_slots; i++) {
-		struct zram_slot *s = &zb->slots[i];
-
-		if (!(atomic_load_explicit(&s->flags, memory_order_relaxed) & ZRAM_SAME))
-			free(s->handle);
-	}
+	zpool_destroy(zb->objs); /* every stored object with it */
 	while ((c = zb->pool) != NULL) {
 		zb->pool = c->next;
 		ZSTD_freeCCtx(c->cctx);
@@ -656,6 +659,12 @@ int backend_zram_open(uint64_t disksize_bytes, const char *algo, struct backend 
 		return backend_errf(err, errlen, -ENOMEM,
 				    "zram: cannot allocate the table of %llu slots",
 				    (unsigned long long)nr_slots);
+	}
+	zb->objs = zpool_create();
+	if (zb->objs == NULL) {
+		free(zb->slots);
+		free(zb);
+		return backend_errf(err, errlen, -ENOMEM, "zram: out of memory");
 	}
 	pthread_mutex_init(&zb->pool_lock, NULL);
 	zb->algo = ops;

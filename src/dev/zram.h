@@ -10,8 +10,8 @@
 
 /* Compressed objects of this many bytes or more are not worth keeping
  * compressed: the page is stored raw and counted in huge_pages. The kernel
- * uses zsmalloc's huge_class_size (about 3264 bytes with 4 KiB pages); with
- * malloc as the allocator 3/4 of a page is the break-even point used here. */
+ * uses zsmalloc's huge_class_size (about 3264 bytes with 4 KiB pages); 3/4
+ * of a page is the break-even point used here. */
 #define ZRAM_HUGE_THRESHOLD (USWAP_PAGE_SIZE * 3 / 4)
 
 /* Defaults and names accepted by backend_zram_open(@algo). */
@@ -26,7 +26,10 @@
  *   compr_data_size = sum of stored object sizes: compressed length, or
  *                     USWAP_PAGE_SIZE for a huge page, 0 for a same page
  *   mem_used_total  = bytes the allocator holds for those objects
- *                     (malloc_usable_size of each); >= compr_data_size
+ *                     (each object's 32-byte size class in the pool,
+ *                     zpool.c); >= compr_data_size, < it + 32 per object.
+ *                     The pool's whole blocks, idle ones included, are
+ *                     printed by print_stats as pool_* lines
  */
 struct zram_mm_stat {
 	uint64_t orig_data_size;   /* bytes of the pages stored */
@@ -35,7 +38,7 @@ struct zram_mm_stat {
 	uint64_t mem_limit;        /* always 0: no limit (the kernel's default) */
 	uint64_t mem_used_max;     /* peak of mem_used_total since open */
 	uint64_t same_pages;       /* pages stored as one repeated 8-byte word */
-	uint64_t pages_compacted;  /* always 0: malloc does not compact */
+	uint64_t pages_compacted;  /* always 0: the pool does not compact */
 	uint64_t huge_pages;       /* pages stored raw (incompressible) now */
 	uint64_t huge_pages_since; /* pages ever stored raw since open */
 	uint64_t pages_stored;     /* slots holding data (incl. same pages) */
