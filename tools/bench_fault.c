@@ -129,21 +129,12 @@ static int parse_opts(int argc, char **argv, struct fault_opts *o)
 	int opt, err;
 
 	*o = (struct fault_opts){ .size = 128u << 20, .handlers = 1, .seed = 1 };
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":s:h", long_options, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(usage_text, stdout);
-			return -1;
-		}
-		if (opt == '?')
-			return cli_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
-		if (opt == ':')
-			return cli_usage_error(CMD, "option '%s' needs a value",
-					       argv[optind - 1]);
+	optind = 0;
+	while ((opt = cli_next_option(CMD, argc, argv, ":s:h", long_options, usage_text)) > 0)
 		if ((err = apply_option(o, opt, optarg)))
 			return err;
-	}
+	if (opt != CLI_OPT_END)
+		return opt == CLI_OPT_HELP ? -1 : CLI_EXIT_USAGE;
 	if (optind < argc)
 		return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
 	return 0;

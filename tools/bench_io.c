@@ -264,19 +264,8 @@ static int parse_opts(int argc, char **argv, struct bench_io_opts *o)
 	int opt, rc;
 
 	opts_default(o);
-	opterr = 0;
-	optind = 0; /* glibc: full re-initialisation for a subcommand */
-	while ((opt = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(usage_text, stdout);
-			return -1;
-		}
-		if (opt == ':')
-			return cli_usage_error(CMD, "option '%s' needs a value",
-					       argv[optind - 1]);
-		if (opt == '?')
-			return cli_usage_error(CMD, "unknown option '%s'",
-					       argv[optind - 1]);
+	optind = 0;
+	while ((opt = cli_next_option(CMD, argc, argv, ":h", long_options, usage_text)) > 0) {
 		rc = apply_option(o, opt, optarg);
 		if (rc == CLI_EXIT_USAGE)
 			return rc;
@@ -285,6 +274,8 @@ static int parse_opts(int argc, char **argv, struct bench_io_opts *o)
 					       option_name(opt), optarg,
 					       option_hint(opt));
 	}
+	if (opt != CLI_OPT_END)
+		return opt == CLI_OPT_HELP ? -1 : CLI_EXIT_USAGE;
 	if (optind < argc)
 		return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
 	return finish_opts(o);

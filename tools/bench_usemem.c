@@ -263,22 +263,13 @@ static int parse_opts(int argc, char **argv, struct usemem_opts *o)
 	int opt;
 
 	opts_default(o);
-	opterr = 0;
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, ":hn:s:", long_options, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(usage_text, stdout);
-			return -1;
-		}
-		if (opt == ':')
-			return cli_usage_error(CMD, "option '%s' needs a value",
-					       argv[optind - 1]);
-		if (opt == '?')
-			return cli_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+	while ((opt = cli_next_option(CMD, argc, argv, ":hn:s:", long_options, usage_text)) > 0)
 		if (apply_option(o, opt, optarg))
 			return cli_usage_error(CMD, "invalid --%s value '%s' (%s)",
 					       option_name(opt), optarg, option_hint(opt));
-	}
+	if (opt != CLI_OPT_END)
+		return opt == CLI_OPT_HELP ? -1 : CLI_EXIT_USAGE;
 	if (optind < argc) {
 		if (parse_page_size(argv[optind], USWAP_PAGE_SIZE, &o->size))
 			return cli_usage_error(CMD, "invalid SIZE '%s' (a multiple of "

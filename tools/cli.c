@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -177,6 +178,29 @@ static void vreport(const char *cmd, const char *fmt, va_list ap)
 	fprintf(stderr, "uswap%s%s: ", cmd ? " " : "", cmd ? cmd : "");
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+}
+
+int cli_next_option(const char *cmd, int argc, char **argv, const char *shortopts,
+		    const struct option *longopts, const char *usage)
+{
+	int opt;
+
+	opterr = 0;
+	opt = getopt_long(argc, argv, shortopts, longopts, NULL);
+	switch (opt) {
+	case -1:
+		return CLI_OPT_END;
+	case 'h':
+		fputs(usage, stdout);
+		return CLI_OPT_HELP;
+	case ':':
+		cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+		return CLI_OPT_ERROR;
+	case '?':
+		cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		return CLI_OPT_ERROR;
+	}
+	return opt;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

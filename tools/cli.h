@@ -50,6 +50,23 @@ int cli_parse_seconds(const char *s, double *seconds);
 int cli_parse_int_list(const char *s, int min, int max, int *vals, int cap);
 
 /*
+ * cli_next_option() - getopt_long() with what every subcommand does the
+ * same way: -h/--help prints @usage on stdout, a missing value or an
+ * unknown option is a usage error naming it. The first call of a parse
+ * must have optind = 0 (glibc's full re-initialisation, as a subcommand
+ * parses after the main command did) and @shortopts must start with ':'.
+ * Return: the next option for the caller to apply (optarg set), or
+ * CLI_OPT_END, CLI_OPT_HELP (usage printed), CLI_OPT_ERROR (message
+ * printed; the caller exits with CLI_EXIT_USAGE).
+ */
+#define CLI_OPT_END   (-1)
+#define CLI_OPT_HELP  (-2)
+#define CLI_OPT_ERROR (-3)
+struct option;
+int cli_next_option(const char *cmd, int argc, char **argv, const char *shortopts,
+		    const struct option *longopts, const char *usage);
+
+/*
  * cli_usage_error() - print "uswap <cmd>: <message>" and a hint to use
  * --help on stderr. Return: CLI_EXIT_USAGE, to be returned by the caller.
  */

@@ -93,21 +93,15 @@ static int parse_opts(int argc, char **argv, struct swapon_opts *o)
 	int opt;
 
 	memset(o, 0, sizeof(*o));
-	opterr = 0;
-	optind = 0; /* glibc: full re-initialisation for a subcommand */
-	while ((opt = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(usage_text, stdout);
-			return -1;
-		}
+	optind = 0;
+	while ((opt = cli_next_option(CMD, argc, argv, ":h", long_options, usage_text)) > 0) {
 		if (opt == 'n')
 			o->dry_run = true;
 		else if (opt == 'j')
 			o->json = true;
-		else
-			return cli_usage_error(CMD, "unknown option '%s'",
-					       argv[optind - 1]);
 	}
+	if (opt != CLI_OPT_END)
+		return opt == CLI_OPT_HELP ? -1 : CLI_EXIT_USAGE;
 	if (optind >= argc)
 		return cli_usage_error(CMD, "missing device spec");
 	o->spec = argv[optind++];
