@@ -31,9 +31,8 @@
  */
 static void cursor_advance(struct alloc_ctx *ctx, struct swap_device *si,
 			   struct swap_cluster_info *ci, uint32_t off,
-			   unsigned int order)
+			   unsigned int order, uint32_t *next)
 {
-	uint32_t *next = ctx->next;
 	unsigned int nr = 1u << order;
 
 	if (off && ci->count + nr <= CLUSTER_SLOTS) {
@@ -54,9 +53,8 @@ static void cursor_advance(struct alloc_ctx *ctx, struct swap_device *si,
  * hot); anything else means another CPU filed it, so forget it.
  */
 static uint32_t alloc_fast(struct alloc_ctx *ctx, struct swap_device *si,
-			   unsigned int order)
+			   unsigned int order, uint32_t *next)
 {
-	uint32_t *next = ctx->next;
 	struct swap_cluster_info *ci;
 	uint32_t off;
 
@@ -72,7 +70,7 @@ static uint32_t alloc_fast(struct alloc_ctx *ctx, struct swap_device *si,
 		return 0;
 	}
 	off = cluster_alloc_range(si, ci, *next, order, true /* wrap */);
-	cursor_advance(ctx, si, ci, off, order);
+	cursor_advance(ctx, si, ci, off, order, next);
 	ci_unlock(ci);
 	return off;
 }
@@ -85,7 +83,7 @@ static uint32_t take_cluster(struct alloc_ctx *ctx, struct swap_device *si,
 	uint32_t off = cluster_alloc_range(si, ci, cluster_first(si, ci), order,
 					   false);
 
-	cursor_advance(ctx, si, ci, off, order);
+	cursor_advance(ctx, si, ci, off, order, ctx->next);
 	ci_unlock(ci);
 	return off;
 }
@@ -261,7 +259,7 @@ static void slot_cache_fill(struct alloc_ctx *ctx, struct swap_device *si)
 
 	sc->head = sc->nr = 0;
 	while (sc->nr < USWAP_SLOT_CACHE_SLOTS) {
-		off = alloc_fast(ctx, si, 0);
+		off = alloc_fast(ctx, si, 0, ctx->next);
 		if (off)
 			stat_inc(&ctx->st->alloc_fast);
 		else
@@ -302,7 +300,7 @@ static __cold uint32_t device_alloc_policy(struct alloc_ctx *ctx,
 	}
 	if (policy_device_lock(u))
 		spin_lock(&si->alloc_lock, lstat(ctx->st, USWAP_LOCK_DEVICE));
-	off = alloc_fast(ctx, si, order);
+	off = alloc_fast(ctx, si, order, ctx->next);
 	if (off)
 		stat_inc(&ctx->st->alloc_fast);
 	else
@@ -329,12 +327,15 @@ int device_alloc(struct alloc_ctx *ctx, struct swap_device *si,
 	if (unlikely(ctx->u->policy_device_alloc)) {
 		off = device_alloc_policy(ctx, si, order);
 	} else {
-		ctx->next = &si->cursors[ctx->cpu].next[order];
-		off = alloc_fast(ctx, si, order);
-		if (likely(off))
+		uint32_t *next = &si->cursors[ctx->cpu].next[order];
+
+		off = alloc_fast(ctx, si, order, next);
+		if (likely(off)) {
 			stat_inc(&ctx->st->alloc_fast);
-		else
+		} else {
+			ctx->next = next;
 			off = alloc_slow(ctx, si, order);
+		}
 	}
 	*offset = off;
 	return off ? 0 : -ENOSPC;
@@ -355,7 +356,7 @@ static int alloc_global_fast(struct alloc_ctx *ctx, unsigned int order,
 	ctx->next = &gc->next[order];
 	if (policy_device_lock(ctx->u))
 		spin_lock(&si->alloc_lock, lstat(ctx->st, USWAP_LOCK_DEVICE));
-	off = alloc_fast(ctx, si, order);
+	off = alloc_fast(ctx, si, order, ctx->next);
 	if (policy_device_lock(ctx->u))
 		spin_unlock(&si->alloc_lock);
 	if (!off)
@@ -451,15 +452,13 @@ static bool sync_discard_all(struct alloc_ctx *ctx)
 	return false;
 }
 
-/* Choose devices and allocate: the rings (default) or the global list. */
-static int alloc_select(struct alloc_ctx *ctx, unsigned int order,
-			uswap_entry_t *entry)
+/* Choose devices and allocate through the per-priority rings. */
+static int alloc_rings(struct alloc_ctx *ctx, unsigned int order,
+		       uswap_entry_t *entry)
 {
 	struct ring_set *rs;
 	int rc = -ENOSPC;
 
-	if (unlikely(!policy_rings(ctx->u)))
-		return avail_alloc(ctx, order, entry);
 	rs = rcu_deref(ctx->u->rings);
 	/* Strict priority: a lower ring is tried only when every device of
 	 * the higher one is full. A ring that has room but no run of this
@@ -472,7 +471,16 @@ static int alloc_select(struct alloc_ctx *ctx, unsigned int order,
 	return rc;
 }
 
-/* uswap_alloc() under the policies that act before device choice. */
+/* Choose devices by the policy's rule: the rings or the global list. */
+static int alloc_select(struct alloc_ctx *ctx, unsigned int order,
+			uswap_entry_t *entry)
+{
+	if (policy_rings(ctx->u))
+		return alloc_rings(ctx, order, entry);
+	return avail_alloc(ctx, order, entry);
+}
+
+/* uswap_alloc() under any policy but the default (u->policy_slow). */
 static __cold int alloc_policy(struct alloc_ctx *ctx, unsigned int order,
 			       uswap_entry_t *entry)
 {
@@ -496,23 +504,25 @@ static __cold int alloc_policy(struct alloc_ctx *ctx, unsigned int order,
 
 USWAP_API int uswap_alloc(struct uswap *u, unsigned int order, uswap_entry_t *entry)
 {
-	struct alloc_ctx ctx = { .u = u };
+	struct alloc_ctx ctx;
 	struct uswap_pcpu *pc;
 	int rc;
 
 	if (unlikely(order >= NR_ORDERS))
 		return -EINVAL;
+	ctx.u = u;
 	ctx.cpu = current_cpu(u->nr_cpus);
 	pc = &u->pcpu[ctx.cpu];
 	ctx.pc = pc;
 	ctx.st = &pc->stats;
+	ctx.refill = false; /* ctx.next is set before every use */
 	spin_lock(&pc->lock, lstat(ctx.st, USWAP_LOCK_PERCPU));
 
 	rcu_read_begin();
-	if (unlikely(u->policy_device_alloc || u->policy.discard))
+	if (unlikely(u->policy_slow))
 		rc = alloc_policy(&ctx, order, entry);
 	else
-		rc = alloc_select(&ctx, order, entry);
+		rc = alloc_rings(&ctx, order, entry);
 	rcu_read_end(&u->rcu_hb);
 
 	if (likely(rc == 0))

@@ -15,6 +15,8 @@ static int policy_setup(struct uswap *u)
 {
 	u->least_priority = USWAP_PRIO_DEFAULT;
 	u->policy_device_alloc = policy_percpu_global(u) || policy_device_lock(u);
+	u->policy_slow = u->policy_device_alloc || !policy_rings(u) ||
+			 u->policy.discard != USWAP_DISCARD_BOUNDED;
 	if (!policy_rings(u)) {
 		u->avail = calloc(policy_nr_avail_lists(u), sizeof(*u->avail));
 		if (!u->avail)

@@ -130,25 +130,11 @@ int put_range(struct swap_device *si, struct swap_cluster_info *ci,
 	return 0;
 }
 
-/* LOCKING_DEVICE (policy.h): a free takes the device lock before the
- * cluster lock, as 6.12's frees went through si->lock. Return: the device
- * whose lock was taken, or NULL. Context: inside an RCU read section. */
-static struct swap_device *free_device_lock(struct uswap *u, uswap_entry_t entry,
-					    struct pcpu_stats *st)
-{
-	uint32_t off;
-	struct swap_device *si;
-
-	if (likely(u->policy.lock != USWAP_LOCKING_DEVICE))
-		return NULL;
-	si = device_lookup(u, entry, &off);
-	if (si)
-		spin_lock(&si->alloc_lock, lstat(st, USWAP_LOCK_DEVICE));
-	return si;
-}
-
-static int put_entries(struct uswap *u, uswap_entry_t entry, unsigned int nr,
-		       bool cache)
+/* put_entries() under LOCKING_DEVICE (policy.h): the free takes the
+ * device lock before the cluster lock, as 6.12's frees went through
+ * si->lock (one at a time here, not in return-cache batches). */
+static __cold int put_entries_device_locked(struct uswap *u, uswap_entry_t entry,
+					    unsigned int nr, bool cache)
 {
 	struct pcpu_stats *st = this_cpu_stats(u);
 	struct swap_device *si, *locked;
@@ -157,7 +143,9 @@ static int put_entries(struct uswap *u, uswap_entry_t entry, unsigned int nr,
 	int err = -EINVAL;
 
 	rcu_read_begin();
-	locked = free_device_lock(u, entry, st);
+	locked = device_lookup(u, entry, &off);
+	if (locked)
+		spin_lock(&locked->alloc_lock, lstat(st, USWAP_LOCK_DEVICE));
 	si = lock_range(u, entry, nr, st, &off, &ci);
 	if (si) {
 		err = put_range(si, ci, off, nr, cache, st);
@@ -168,6 +156,30 @@ static int put_entries(struct uswap *u, uswap_entry_t entry, unsigned int nr,
 	rcu_read_end(&u->rcu_hb);
 	if (err == -EINVAL)
 		return err;
+	return err ? bad_free(st, entry) : 0;
+}
+
+static int put_entries(struct uswap *u, uswap_entry_t entry, unsigned int nr,
+		       bool cache)
+{
+	struct pcpu_stats *st;
+	struct swap_cluster_info *ci;
+	struct swap_device *si;
+	uint32_t off;
+	int err;
+
+	if (unlikely(u->policy.lock == USWAP_LOCKING_DEVICE))
+		return put_entries_device_locked(u, entry, nr, cache);
+	st = this_cpu_stats(u);
+	rcu_read_begin();
+	si = lock_range(u, entry, nr, st, &off, &ci);
+	if (!si) {
+		rcu_read_end(&u->rcu_hb);
+		return -EINVAL;
+	}
+	err = put_range(si, ci, off, nr, cache, st);
+	ci_unlock(ci);
+	rcu_read_end(&u->rcu_hb);
 	return err ? bad_free(st, entry) : 0;
 }
 

@@ -220,6 +220,8 @@ struct uswap {
 	struct uswap_policy policy;     /* fixed at uswap_create() */
 	bool policy_device_alloc;       /* PERCPU_GLOBAL or LOCKING_DEVICE:
 					   device_alloc() takes the long way */
+	bool policy_slow;               /* any switch off its default:
+					   uswap_alloc() takes the long way */
 	int least_priority;             /* LEGACY_PRIO: last auto priority
 					   given (starts at -1); swapon_lock */
 	struct spinlock avail_lock;     /* avail[] and every si->on_avail */
