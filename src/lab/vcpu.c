@@ -14,6 +14,10 @@
  * Determinism: a vCPU's operations are decided by its own state only, and
  * a thread visits its vCPUs in a fixed order, so one thread gives the
  * same interleaving, and the same counts, on every run and every host.
+ * Several threads meet at a barrier after every round (one slice of each
+ * of their vCPUs), so no thread runs ahead of the others by more than a
+ * round and the counts stay close to the one-thread counts (tests/
+ * test_lab.c checks 20 %); nothing depends on the host's core count.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -44,6 +48,13 @@ struct vcpu_run {
 	pthread_mutex_t go_lock; /* go: every thread starts together */
 	pthread_cond_t go_cond;
 	bool go;                 /* go_lock */
+	/* Round barrier, under go_lock: no thread starts round r + 1 before
+	 * every thread still running has finished round r, so the threads'
+	 * slices interleave the same way up to one round, whatever the host
+	 * scheduler does. A thread with nothing left leaves it. */
+	unsigned int active;     /* threads still running rounds */
+	unsigned int arrived;    /* of them, done with this round */
+	uint64_t generation;     /* rounds completed by everyone */
 	atomic_bool stop;        /* a step failed: everyone leaves */
 	atomic_int err;          /* the first failure */
 };
@@ -60,6 +71,38 @@ static void run_fail(struct vcpu_run *run, int err)
 
 	atomic_compare_exchange_strong(&run->err, &zero, err);
 	atomic_store(&run->stop, true);
+}
+
+static void round_release_locked(struct vcpu_run *run)
+{
+	run->arrived = 0;
+	run->generation++;
+	pthread_cond_broadcast(&run->go_cond);
+}
+
+/* Wait for the threads still running to finish this round too. */
+static void round_wait(struct vcpu_run *run)
+{
+	uint64_t gen;
+
+	pthread_mutex_lock(&run->go_lock);
+	gen = run->generation;
+	if (++run->arrived == run->active)
+		round_release_locked(run);
+	else
+		while (gen == run->generation)
+			pthread_cond_wait(&run->go_cond, &run->go_lock);
+	pthread_mutex_unlock(&run->go_lock);
+}
+
+/* This thread runs no more rounds: the others stop waiting for it. */
+static void round_leave(struct vcpu_run *run)
+{
+	pthread_mutex_lock(&run->go_lock);
+	run->active--;
+	if (run->active && run->arrived == run->active)
+		round_release_locked(run);
+	pthread_mutex_unlock(&run->go_lock);
 }
 
 /* One slice of @vcpu. Return: true while the vCPU has more to do. */
@@ -96,6 +139,7 @@ static void *vcpu_thread_main(void *arg)
 	pthread_mutex_unlock(&run->go_lock);
 	if (!done) {
 		run_fail(run, -ENOMEM);
+		round_leave(run);
 		return NULL;
 	}
 	while (left && !atomic_load_explicit(&run->stop, memory_order_relaxed)) {
@@ -110,7 +154,10 @@ static void *vcpu_thread_main(void *arg)
 		if (t->id == 0 && run->round)
 			run->round(run->ctx, round);
 		round++;
+		if (left && cfg->nr_threads > 1)
+			round_wait(run);
 	}
+	round_leave(run);
 	uswap_thread_set_cpu(-1);
 	free(done);
 	return NULL;
@@ -139,6 +186,7 @@ int lab_vcpu_run(const struct lab_vcpu_config *cfg, lab_step_fn step,
 	atomic_init(&run.stop, false);
 	atomic_init(&run.err, 0);
 	pthread_mutex_init(&run.go_lock, NULL);
+	run.active = cfg->nr_threads;
 	pthread_cond_init(&run.go_cond, NULL);
 	/* Thread 0 is the caller itself: one thread means no thread at all. */
 	for (unsigned int i = 1; i < cfg->nr_threads; i++) {
