@@ -14,6 +14,9 @@
  */
 #include "t_util.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -609,6 +612,163 @@ static void test_sync_all_discards_every_pending_cluster_at_once(void **state)
 }
 
 /* ------------------------------------------------------------------
+ * swapoff under the policies that keep per-CPU state across devices
+ * ------------------------------------------------------------------ */
+
+static struct {
+	struct uswap *u;
+	_Atomic uint64_t gen;   /* even: the churned device is off */
+	_Atomic int churn_type;
+	_Atomic bool stop;
+	_Atomic bool pause;     /* hold nothing: a swapoff is coming */
+	_Atomic int paused;     /* allocators holding nothing */
+	_Atomic uint64_t hits;  /* allocations on the churned device */
+} C;
+
+/* Folios an allocator keeps: more than a cluster's worth of every order
+ * (a global per-CPU cursor otherwise never leaves its cluster, so a CPU
+ * would never move to a device swapped on later; that is the policy). */
+enum { CHURN_HOLD = 1024 };
+
+/* One checked allocation of a random order 0..2; false to stop. A slot on
+ * the churned device while it was off the whole time is a failure. */
+static bool churn_alloc_one(uint64_t *rng, uswap_entry_t *e, unsigned int *order)
+{
+	uint64_t g1 = atomic_load(&C.gen), g2;
+	int rc;
+
+	*order = (unsigned int)t_rand_below(rng, 3);
+	rc = uswap_alloc(C.u, *order, e);
+	g2 = atomic_load(&C.gen);
+	if (rc == -E2BIG) {
+		*order = 0; /* the "before" policies may split early */
+		rc = uswap_alloc(C.u, 0, e);
+	}
+	if (rc != 0) {
+		t_fail_async("alloc order %u: %s", *order, t_errname(rc));
+		return false;
+	}
+	if ((int)uswap_entry_type(*e) == atomic_load(&C.churn_type)) {
+		atomic_fetch_add(&C.hits, 1);
+		if (g1 == g2 && g1 % 2 == 0)
+			t_fail_async("slot on type %u while it was swapped off",
+				     uswap_entry_type(*e));
+	}
+	return true;
+}
+
+static void churn_put(uswap_entry_t e, unsigned int order)
+{
+	int rc = uswap_put_folio(C.u, e, order);
+
+	if (rc != 0)
+		t_fail_async("put_folio: %s", t_errname(rc));
+}
+
+/* Keep CHURN_HOLD folios live (so clusters fill and the CPU moves on to
+ * other devices); while a swapoff is announced hold none, so it can
+ * succeed while allocations still race it. */
+static void *churn_allocator(void *arg)
+{
+	uint64_t rng = (uint64_t)(uintptr_t)arg + 1;
+	uswap_entry_t held[CHURN_HOLD];
+	unsigned int order[CHURN_HOLD], nr = 0, pos = 0;
+	bool paused = false;
+
+	uswap_thread_set_cpu((int)(uintptr_t)arg);
+	while (!atomic_load(&C.stop) && !t_async_failed()) {
+		uswap_entry_t e;
+		unsigned int o;
+
+		if (atomic_load(&C.pause) != paused) {
+			paused = !paused;
+			while (paused && nr)
+				nr--, churn_put(held[nr], order[nr]);
+			pos = 0;
+			atomic_fetch_add(&C.paused, paused ? 1 : -1);
+		}
+		if (!churn_alloc_one(&rng, &e, &o))
+			break;
+		if (paused) {
+			churn_put(e, o);
+			sched_yield(); /* let the swapoff find nothing in use */
+			continue;
+		}
+		if (nr == CHURN_HOLD)
+			churn_put(held[pos], order[pos]);
+		else
+			nr++;
+		held[pos] = e;
+		order[pos] = o;
+		pos = (pos + 1) % CHURN_HOLD;
+	}
+	while (nr)
+		nr--, churn_put(held[nr], order[nr]);
+	return NULL;
+}
+
+/* swapon/swapoff of a high-priority device while two CPUs allocate, with
+ * the device lock (slot caches hold the device's slots), the global
+ * per-CPU cursor (it points into the device) and legacy numbering: each
+ * swapoff drains the caches and clears the cursors, and no slot of the
+ * device is handed out after it returned. */
+static void test_swapoff_clears_slot_caches_and_global_cursors(void **state)
+{
+	const struct uswap_policy p = {
+		.select = USWAP_SELECT_LEGACY_PRIO,
+		.percpu = USWAP_PERCPU_GLOBAL,
+		.lock = USWAP_LOCKING_DEVICE,
+	};
+	struct uswap *u = new_policy(state, &p, 2);
+	struct uswap_swapon_args churn = { .nr_slots = 4 * CL, .prio = 10 };
+	long cycles = (long)(30 * t_env_scale()) + 10, ebusy = 0, with_hit = 0;
+	pthread_t tid[2];
+
+	memset(&C, 0, sizeof(C));
+	C.u = u;
+	atomic_store(&C.churn_type, -1);
+	t_async_reset();
+	t_swapon(u, 16 * CL, USWAP_PRIO_DEFAULT);
+	t_swapon(u, 16 * CL, USWAP_PRIO_DEFAULT);
+	for (uintptr_t i = 0; i < 2; i++)
+		t_eq(pthread_create(&tid[i], NULL, churn_allocator, (void *)i), 0);
+	for (long c = 0; c < cycles && !t_async_failed(); c++) {
+		uint64_t h0 = atomic_load(&C.hits);
+		int type, rc;
+
+		atomic_fetch_add(&C.gen, 1); /* odd: swapon running, on, swapoff */
+		type = uswap_swapon(u, &churn);
+		t_true(type >= 0);
+		atomic_store(&C.churn_type, type);
+		for (int i = 0; i < 100000 && atomic_load(&C.hits) == h0 &&
+				!t_async_failed(); i++)
+			sched_yield();
+		with_hit += atomic_load(&C.hits) != h0;
+		atomic_store(&C.pause, true);
+		while (atomic_load(&C.paused) < 2 && !t_async_failed())
+			sched_yield();
+		while ((rc = uswap_swapoff(u, type)) == -EBUSY)
+			ebusy++;
+		t_eq(rc, 0);
+		atomic_fetch_add(&C.gen, 1); /* even: swapoff returned */
+		atomic_store(&C.pause, false);
+		while (atomic_load(&C.paused) > 0 && !t_async_failed())
+			sched_yield();
+	}
+	atomic_store(&C.stop, true);
+	for (int i = 0; i < 2; i++)
+		pthread_join(tid[i], NULL);
+	printf("# %ld cycles (%ld with an allocation on the churned device), "
+	       "%ld -EBUSY, %llu such allocations\n", cycles, with_hit, ebusy,
+	       (unsigned long long)atomic_load(&C.hits));
+	t_assert_no_async_failure("swapoff under policies");
+	t_true(with_hit * 2 >= cycles);
+	uswap_drain(u);
+	t_eq_u64(t_total_inuse(u), 0);
+	t_check(u);
+}
+
+/* ------------------------------------------------------------------
  * Bad input
  * ------------------------------------------------------------------ */
 
@@ -663,6 +823,7 @@ int main(void)
 		T(test_percpu_global_keeps_cpu_on_one_device),
 		T(test_percpu_global_fast_path_ignores_priority),
 		T(test_sync_all_discards_every_pending_cluster_at_once),
+		T(test_swapoff_clears_slot_caches_and_global_cursors),
 		T(test_policy_values_outside_their_enums_are_refused),
 	};
 #undef T

@@ -434,9 +434,10 @@ struct uswap_stats {
 	uint64_t unuse_slots;  /* slots handed to the unuse callback */
 	struct uswap_lock_stats locks[USWAP_LOCK_MAX];
 	/* Version 2: what the lab's policies change (src/alloc/policy.h). */
-	uint64_t list_scan_steps; /* clusters looked at on the cluster lists
-				     by slow-path allocations (isolation
-				     steps and order-0 stealing) */
+	uint64_t list_scan_steps; /* clusters looked at on the cluster lists:
+				     each step of an isolation walk (slow-path
+				     allocation, discard) and each cluster
+				     visited by order-0 stealing */
 	uint64_t avail_requeue;   /* devices requeued behind their peers on
 				     the global list (GLOBAL_ROTATE,
 				     LEGACY_PRIO; the global lock is held) */

@@ -313,6 +313,25 @@ static void legacy_renumber(struct uswap *u, struct swap_device *si, int delta)
 	u->least_priority += delta;
 }
 
+/* A CPU forgets its PERCPU_GLOBAL cluster of @order on @si: the cluster
+ * is filed by fill level, so a device put back after a failed swapoff
+ * has no cluster that no CPU will ever use again. Context: pc->lock. */
+static void global_cursor_forget(struct uswap_pcpu *pc, struct swap_device *si,
+				 unsigned int order)
+{
+	struct swap_cluster_info *ci;
+
+	if (pc->global.next[order]) {
+		ci = cluster_of(si, pc->global.next[order]);
+		ci_lock(ci, &pc->stats);
+		if (ci->flags == CLUSTER_FLAG_PERCPU && ci->order == order)
+			cluster_relocate(si, ci, &pc->stats);
+		ci_unlock(ci);
+	}
+	pc->global.dev[order] = NULL;
+	pc->global.next[order] = 0;
+}
+
 /* Make every CPU forget @si: its slots in the slot caches go back to free,
  * its PERCPU_GLOBAL cursors are cleared (flush_percpu_swap_cluster()).
  * Context: u->swapon_lock held; no allocator can choose @si any more. */
@@ -325,12 +344,9 @@ static void pcpu_forget_device(struct uswap *u, struct swap_device *si)
 		spin_lock(&pc->lock, lstat(&pc->stats, USWAP_LOCK_PERCPU));
 		if (pc->slot_cache)
 			slot_cache_drain(u, pc, si, &pc->stats);
-		for (int o = 0; o < NR_ORDERS; o++) {
-			if (pc->global.dev[o] == si) {
-				pc->global.dev[o] = NULL;
-				pc->global.next[o] = 0;
-			}
-		}
+		for (unsigned int o = 0; o < NR_ORDERS; o++)
+			if (pc->global.dev[o] == si)
+				global_cursor_forget(pc, si, o);
 		spin_unlock(&pc->lock);
 	}
 	rcu_read_end(&u->rcu_hb);
