@@ -324,7 +324,12 @@ USWAP_API int uswap_swapoff(struct uswap *u, int type);
  * Devices are tried by priority, high to low; inside a priority the
  * calling CPU's ring reader picks the device (round robin by quota). A
  * large folio is retried on every same-priority peer before -E2BIG and
- * never falls to a lower priority because a peer is fragmented.
+ * never falls to a lower priority because a peer is fragmented. That is
+ * the default policy; the lab's "before" policies (struct uswap_policy,
+ * src/alloc/policy.h) change how the device is chosen: GLOBAL_ROTATE and
+ * LEGACY_PRIO give -E2BIG after the first device with room, and
+ * PERCPU_GLOBAL serves from the CPU's current cluster whatever its
+ * device's priority.
  * @order: 0..9.
  * @entry: receives the first slot's entry.
  * Return: 0; -E2BIG (order > 0 and no device of the serving priority has a
@@ -472,7 +477,9 @@ struct uswap_device_info {
 	uint64_t used_kb;         /* slots in use in KiB */
 	uint64_t nr_slots;        /* as given to swapon (incl. header) */
 	uint64_t pages;           /* usable slots: nr_slots - 1 - bad */
-	uint64_t inuse;           /* slots in use */
+	uint64_t inuse;           /* slots in use (handed out: slots parked
+				     in LOCKING_DEVICE's slot caches are not
+				     counted) */
 	uint32_t nr_clusters;
 	uint32_t free_clusters;   /* on the free list */
 	uint32_t nonfull_clusters;/* on nonfull[*] */
