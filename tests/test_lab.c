@@ -9,8 +9,9 @@
  * clusters with a globally rotated list take more shared-lock
  * acquisitions per allocation than with the per-priority rings; the
  * ascending free list gives an HDD model shorter seeks than the old
- * interleave. Also: virtual-CPU counts do not depend on the number of real
- * threads, and policies survive their text form.
+ * interleave. Also: what a virtual CPU's own state decides does not
+ * depend on the number of real threads, one thread repeats its counts
+ * exactly, and policies survive their text form.
  *
  * Sizes are small (a few seconds in all); the experiments' defaults are
  * bigger (docs/lab.md). Each workload runs on one real thread unless the
@@ -201,42 +202,43 @@ static void assert_same_counts(const struct lab_arm *x, const struct lab_arm *y)
 	t_eq(x->peak_total, y->peak_total);
 }
 
-static bool close_to(double a, double b, double tolerance)
-{
-	return fabs(a - b) <= tolerance * fmax(fabs(a), fabs(b));
-}
-
-/* The per-CPU state is the vCPUs', not the threads': one thread gives the
- * same counts on every run, and two threads running the same vCPUs do
- * the same work at the same per-allocation costs, within 20 % (their
- * slices interleave differently inside a round; measured here within
- * 13 % over ten runs). */
+/* The per-CPU state is the vCPUs', not the threads'. One thread gives the
+ * same counts on every run. Two threads running the same vCPUs do the
+ * same work (each vCPU's folios come from its own stream), and what each
+ * vCPU's own state decides comes out the same: here the ring readers'
+ * rotations, one per quota of slots a vCPU allocates, on four devices.
+ * (Costs such as slow paths per allocation move with the interleaving as
+ * they move with --seed, by some 20 % at this size; not compared.) */
 static void test_lab_vcpu_counts_do_not_depend_on_threads(void **state)
 {
 	struct uswap_policy def = { 0 };
 	const char *mix = "jobs=60,long_cap=300,fill=0.6";
 	const char *name = "improve-cluster-scan-strategy"; /* one device */
+	const char *usemem = "default-priority-round-robin"; /* four */
 	struct lab_arm one, again, two;
 
 	run_arm(name, &def, mix, 48, 1, 7, &one);
 	run_arm(name, &def, mix, 48, 1, 7, &again);
 	assert_same_counts(&one, &again);
 	run_arm(name, &def, mix, 48, 2, 7, &two);
-	/* Each vCPU's work comes from its own stream: the same folios. */
 	t_eq(two.folios, one.folios);
-	t_eq(two.delta.swpout_fallback[4], 0);
-	print_message("slow paths per alloc: 1 thread %.4f, 2 threads %.4f; shared "
-		      "locks per alloc %.4f vs %.4f\n",
-		      per_alloc(one.delta.alloc_slow, &one),
-		      per_alloc(two.delta.alloc_slow, &two),
-		      per_alloc(lab_shared_locks(&one.delta), &one),
-		      per_alloc(lab_shared_locks(&two.delta), &two));
-	assert_true(close_to(per_alloc(one.delta.alloc_slow, &one),
-			     per_alloc(two.delta.alloc_slow, &two), 0.20));
-	assert_true(close_to(per_alloc(lab_shared_locks(&one.delta), &one),
-			     per_alloc(lab_shared_locks(&two.delta), &two), 0.20));
+	t_eq(two.req[4], one.req[4]);
+	t_eq(two.delta.swpout[4] + two.delta.swpout_fallback[4],
+	     one.delta.swpout[4] + one.delta.swpout_fallback[4]);
 	lab_arm_fini(&one);
 	lab_arm_fini(&again);
+	lab_arm_fini(&two);
+
+	run_arm(usemem, &def, "size=1024,rounds=2", 96, 1, 1, &one);
+	run_arm(usemem, &def, "size=1024,rounds=2", 96, 2, 1, &two);
+	print_message("ring rotations: 1 thread %llu, 2 threads %llu\n",
+		      (unsigned long long)one.delta.ring_advance,
+		      (unsigned long long)two.delta.ring_advance);
+	assert_true(one.delta.ring_advance > 0);
+	t_eq(two.delta.ring_advance, one.delta.ring_advance);
+	t_eq(two.allocs, one.allocs);
+	t_eq(two.peak_total, one.peak_total);
+	lab_arm_fini(&one);
 	lab_arm_fini(&two);
 }
 

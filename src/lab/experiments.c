@@ -189,7 +189,7 @@ static const struct lab_experiment experiments[] = {
 		   .percpu = USWAP_PERCPU_GLOBAL, .nr_nodes = 8 },
 	.workload = { .kind = LAB_WL_USEMEM, .nr_devices = 4,
 		      .prio = USWAP_PRIO_DEFAULT,
-		      .usemem = { .tasks = 31, .size_slots = 4096, .order = 0,
+		      .usemem = { .tasks = 31, .size_slots = 16384, .order = 0,
 				  .rounds = 3, .fill = 0.38 } },
 	.nr_metrics = 2,
 	.metrics = {

@@ -15,9 +15,11 @@
  * a thread visits its vCPUs in a fixed order, so one thread gives the
  * same interleaving, and the same counts, on every run and every host.
  * Several threads meet at a barrier after every round (one slice of each
- * of their vCPUs), so no thread runs ahead of the others by more than a
- * round and the counts stay close to the one-thread counts (tests/
- * test_lab.c checks 20 %); nothing depends on the host's core count.
+ * of their vCPUs), so none runs ahead; what each vCPU's own state decides
+ * (its work, its ring rotations) is the same for any thread count, and
+ * costs that depend on how CPUs interleave (slow paths, list moves) vary
+ * with the thread count about as much as with --seed (tests/test_lab.c).
+ * Nothing depends on the host's core count.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -49,9 +51,11 @@ struct vcpu_run {
 	pthread_cond_t go_cond;
 	bool go;                 /* go_lock */
 	/* Round barrier, under go_lock: no thread starts round r + 1 before
-	 * every thread still running has finished round r, so the threads'
-	 * slices interleave the same way up to one round, whatever the host
-	 * scheduler does. A thread with nothing left leaves it. */
+	 * every thread still running has finished round r (one slice of each
+	 * of its vCPUs), so no thread runs ahead of the others by more than
+	 * a round, whatever the host scheduler does. Waiters sleep: a round
+	 * is a millisecond or more, and the host may have fewer cores than
+	 * threads. A thread with nothing left leaves it. */
 	unsigned int active;     /* threads still running rounds */
 	unsigned int arrived;    /* of them, done with this round */
 	uint64_t generation;     /* rounds completed by everyone */
@@ -144,9 +148,7 @@ static void *vcpu_thread_main(void *arg)
 	}
 	while (left && !atomic_load_explicit(&run->stop, memory_order_relaxed)) {
 		for (unsigned int k = 0; k < nr_own; k++) {
-			if (done[k])
-				continue;
-			if (!run_slice(run, t->id + k * cfg->nr_threads, t->id)) {
+			if (!done[k] && !run_slice(run, t->id + k * cfg->nr_threads, t->id)) {
 				done[k] = true;
 				left--;
 			}
