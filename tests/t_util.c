@@ -242,3 +242,17 @@ uint64_t t_env_seed(void)
 	      ((uint64_t)getpid() << 16);
 	return t_rand(&mix);
 }
+
+int t_setup_cpu0(void **state)
+{
+	uswap_thread_set_cpu(0);
+	*state = NULL;
+	return 0;
+}
+
+int t_teardown_instance(void **state)
+{
+	uswap_destroy(*state);
+	uswap_thread_set_cpu(-1);
+	return 0;
+}

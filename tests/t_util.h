@@ -95,6 +95,12 @@ int t_swapon_bad(struct uswap *u, uint64_t nr_slots, int prio,
 struct uswap_device_info t_info(struct uswap *u, int type);
 struct uswap_stats t_stats(struct uswap *u);
 
+/* cmocka fixtures of the allocator tests: the test thread runs as CPU 0
+ * (per-CPU state is then deterministic) and *state is the test's
+ * instance, if it made one, destroyed even when the test failed. */
+int t_setup_cpu0(void **state);
+int t_teardown_instance(void **state);
+
 /* uswap_check() == 0: the full consistency check, at quiescent points. */
 void t_check(struct uswap *u);
 

@@ -16,20 +16,6 @@
 
 #define SLOTS(order) (UINT64_C(1) << (order))
 
-static int setup(void **state)
-{
-	uswap_thread_set_cpu(0);
-	*state = NULL;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	uswap_destroy(*state);
-	uswap_thread_set_cpu(-1);
-	return 0;
-}
-
 /* The instance of this test, destroyed by teardown even on failure. */
 static struct uswap *new_instance_quota(void **state, unsigned int ring_quota)
 {
@@ -383,11 +369,11 @@ static void test_order4_reuses_freed_runs_without_fallback(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_alloc_returns_naturally_aligned_pinned_run_for_every_order, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_alloc_never_hands_out_slot_twice, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_every_freed_slot_is_handed_out_again, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_order9_succeeds_while_any_cluster_is_wholly_free, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_order4_reuses_freed_runs_without_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_alloc_returns_naturally_aligned_pinned_run_for_every_order, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_alloc_never_hands_out_slot_twice, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_every_freed_slot_is_handed_out_again, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_order9_succeeds_while_any_cluster_is_wholly_free, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_order4_reuses_freed_runs_without_fallback, t_setup_cpu0, t_teardown_instance),
 	};
 
 	return t_run(tests);

@@ -12,20 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int setup(void **state)
-{
-	uswap_thread_set_cpu(0);
-	*state = NULL;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	uswap_destroy(*state);
-	uswap_thread_set_cpu(-1);
-	return 0;
-}
-
 static struct uswap *new_instance(void **state)
 {
 	struct uswap *u = t_create(2, 0);
@@ -636,21 +622,21 @@ static void test_stats_get_respects_the_callers_size(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_swapon_rejects_device_smaller_than_two_clusters, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_swapon_rejects_priority_flags_and_bad_slots_out_of_range, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_swapon_of_device_with_every_slot_bad_gets_enospc, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_swapon_of_33rd_device_gets_emfile, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_swapoff_of_unknown_type_gets_enoent, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_swapoff_of_busy_device_gets_ebusy_and_device_keeps_working, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_free_of_slot_not_in_use_gets_enoent_and_counts_bad_free, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_put_folio_with_one_slot_not_pinned_changes_nothing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dup_past_count_max_gets_eoverflow_and_count_round_trips, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_slots_and_slot_0_are_never_handed_out, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_slot_0_is_never_handed_out, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_order_above_9_gets_einval, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_malformed_entries_get_einval, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_create_rejects_more_than_max_cpus, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stats_get_respects_the_callers_size, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_swapon_rejects_device_smaller_than_two_clusters, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_swapon_rejects_priority_flags_and_bad_slots_out_of_range, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_swapon_of_device_with_every_slot_bad_gets_enospc, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_swapon_of_33rd_device_gets_emfile, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_swapoff_of_unknown_type_gets_enoent, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_swapoff_of_busy_device_gets_ebusy_and_device_keeps_working, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_free_of_slot_not_in_use_gets_enoent_and_counts_bad_free, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_put_folio_with_one_slot_not_pinned_changes_nothing, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_dup_past_count_max_gets_eoverflow_and_count_round_trips, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_bad_slots_and_slot_0_are_never_handed_out, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_slot_0_is_never_handed_out, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_order_above_9_gets_einval, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_malformed_entries_get_einval, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_create_rejects_more_than_max_cpus, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_stats_get_respects_the_callers_size, t_setup_cpu0, t_teardown_instance),
 	};
 
 	return t_run(tests);

@@ -10,20 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int setup(void **state)
-{
-	uswap_thread_set_cpu(0);
-	*state = NULL;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	uswap_destroy(*state);
-	uswap_thread_set_cpu(-1);
-	return 0;
-}
-
 static struct uswap *new_instance(void **state)
 {
 	struct uswap *u = t_create(2, 0);
@@ -152,10 +138,10 @@ static void test_swapoff_of_empty_device_removes_it_for_good(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_swapon_reports_the_device_as_given, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unnamed_device_is_called_dev_type, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_swaps_lists_one_row_per_device, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_swapoff_of_empty_device_removes_it_for_good, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_swapon_reports_the_device_as_given, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_unnamed_device_is_called_dev_type, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_swaps_lists_one_row_per_device, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_swapoff_of_empty_device_removes_it_for_good, t_setup_cpu0, t_teardown_instance),
 	};
 
 	return t_run(tests);

@@ -22,20 +22,6 @@
 
 #define CL USWAP_CLUSTER_SLOTS
 
-static int setup(void **state)
-{
-	uswap_thread_set_cpu(0);
-	*state = NULL;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	uswap_destroy(*state);
-	uswap_thread_set_cpu(-1);
-	return 0;
-}
-
 /* An instance with @p on @nr_cpus CPUs (ring quota: library default). */
 static struct uswap *new_policy(void **state, const struct uswap_policy *p,
 				unsigned int nr_cpus)
@@ -805,7 +791,7 @@ static void test_policy_values_outside_their_enums_are_refused(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, t_setup_cpu0, t_teardown_instance)
 	const struct CMUnitTest tests[] = {
 		T(test_legacy_prio_fills_default_devices_one_after_another),
 		T(test_legacy_prio_swapoff_renumbers_later_devices),

@@ -13,20 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int setup(void **state)
-{
-	uswap_thread_set_cpu(0);
-	*state = NULL;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	uswap_destroy(*state);
-	uswap_thread_set_cpu(-1);
-	return 0;
-}
-
 static struct uswap *new_instance(void **state, unsigned int ring_quota)
 {
 	struct uswap *u = t_create(2, ring_quota);
@@ -350,12 +336,12 @@ static void test_equal_priority_devices_stay_balanced(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_lower_priority_unused_while_higher_has_a_free_slot, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_large_folio_never_falls_to_lower_priority_when_peers_fragmented, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_default_priority_ranks_below_priority_zero, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_default_priority_devices_share_round_robin, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ring_quota_is_charged_in_slots, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_equal_priority_devices_stay_balanced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lower_priority_unused_while_higher_has_a_free_slot, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_large_folio_never_falls_to_lower_priority_when_peers_fragmented, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_default_priority_ranks_below_priority_zero, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_default_priority_devices_share_round_robin, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_ring_quota_is_charged_in_slots, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_equal_priority_devices_stay_balanced, t_setup_cpu0, t_teardown_instance),
 	};
 
 	return t_run(tests);

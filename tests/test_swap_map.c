@@ -9,20 +9,6 @@
 
 #include <string.h>
 
-static int setup(void **state)
-{
-	uswap_thread_set_cpu(0);
-	*state = NULL;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	uswap_destroy(*state);
-	uswap_thread_set_cpu(-1);
-	return 0;
-}
-
 /* An instance with one 8-cluster device; *type receives its type. */
 static struct uswap *new_instance(void **state, int *type)
 {
@@ -243,12 +229,12 @@ static void test_put_folio_order0_frees_slots_of_a_split_folio_one_by_one(void *
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_counts_past_62_round_trip_exactly, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_free_nr_drops_one_reference_from_every_slot_of_a_folio, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_free_nr_with_an_unreferenced_slot_changes_nothing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cache_pin_is_exclusive, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_slot_freed_only_when_count_and_pin_are_both_gone, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_put_folio_order0_frees_slots_of_a_split_folio_one_by_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_counts_past_62_round_trip_exactly, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_free_nr_drops_one_reference_from_every_slot_of_a_folio, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_free_nr_with_an_unreferenced_slot_changes_nothing, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_cache_pin_is_exclusive, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_slot_freed_only_when_count_and_pin_are_both_gone, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_put_folio_order0_frees_slots_of_a_split_folio_one_by_one, t_setup_cpu0, t_teardown_instance),
 	};
 
 	return t_run(tests);
