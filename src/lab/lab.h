@@ -234,7 +234,7 @@ struct lab_experiment {
 	bool plot;               /* the seed shows device use: SVG */
 };
 
-/* Every experiment, in seed order; NULL-terminated by count. */
+/* Every experiment, in seed order: lab_experiment_at(0 .. nr - 1). */
 unsigned int lab_nr_experiments(void);
 const struct lab_experiment *lab_experiment_at(unsigned int i);
 /* Return: the experiment called @name, or NULL. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * workload.h - what the workloads of the lab share (workload.c) and the
- * hooks each one fills in (workload_usemem.c, workload_kbuild.c,
- * workload_swapin.c). Internal to src/lab/.
+ * workload.h - what the workloads of the lab share (workload.c: the
+ * arm; folio.c: the folios and their books) and the hooks each one fills
+ * in (workload_usemem.c, workload_kbuild.c, workload_swapin.c). Internal
+ * to src/lab/.
  */
 #ifndef USWAP_LAB_WORKLOAD_H
 #define USWAP_LAB_WORKLOAD_H
@@ -78,8 +79,7 @@ struct lab_env {
 	const char *arm_name;
 };
 
-/* workload.c */
-uint64_t lab_now_ns(void);
+/* folio.c */
 /*
  * lab_folio_alloc() - swap slots for a folio of @order, as the kernel's
  * swap-out gets them: whole, or after -E2BIG as 2^order order-0 slots
@@ -106,10 +106,13 @@ int lab_folio_map(struct lab_env *env, unsigned int thread, struct lab_folio *f)
  */
 int lab_folio_free_page(struct lab_env *env, unsigned int thread,
 			struct lab_folio *f, unsigned int page);
+
+/* workload.c */
+uint64_t lab_now_ns(void);
 /* Round hook: samples per-device use and prints progress. */
 void lab_env_round(void *ctx, uint64_t round);
-/* Capacity in slots for @demand slots at fill ratio @fill, spread over
- * @nr devices, in whole clusters plus the header slot. */
+/* Slots per device for @demand slots at fill ratio @fill spread over @nr
+ * devices: whole clusters, the header slot among them. */
 uint64_t lab_device_slots_for(uint64_t demand, double fill, unsigned int nr);
 
 extern const struct lab_wl_ops lab_usemem_ops;

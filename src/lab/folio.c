@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+/*
+ * folio.c - the folios the workloads swap out, and the books kept on
+ * them: slots for a folio as the kernel's swap-out gets them (whole, or
+ * split into order-0 slots after -E2BIG), the page references of a
+ * written folio, freeing one page at a time, and per-device use.
+ *
+ * Per-device use is counted here, from the entries the workload holds,
+ * not read from uswap_device_info(): that call takes the global and
+ * device locks, which are what the experiments count.
+ */
+#include <errno.h>
+
+#include "lab/workload.h"
+
+
+static void use_add(struct lab_thread_stat *ts, uswap_entry_t e, int64_t nr)
+{
+	_Atomic int64_t *u = &ts->used[uswap_entry_type(e)];
+
+	/* Only this thread writes it: a relaxed load and store, no lock. */
+	atomic_store_explicit(u, atomic_load_explicit(u, memory_order_relaxed) + nr,
+			      memory_order_relaxed);
+}
+
+static void ops_inc(struct lab_thread_stat *ts)
+{
+	atomic_store_explicit(&ts->ops,
+			      atomic_load_explicit(&ts->ops, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+static int slot_alloc(struct lab_env *env, struct lab_thread_stat *ts,
+		      unsigned int order, struct lab_slot *s)
+{
+	uswap_entry_t e;
+	int err = uswap_alloc(env->u, order, &e);
+
+	if (err)
+		return err;
+	ts->allocs++;
+	s->val = e.val;
+	s->order = order;
+	use_add(ts, e, (int64_t)1 << order);
+	return 0;
+}
+
+static int slot_free(struct lab_env *env, struct lab_thread_stat *ts,
+		     const struct lab_slot *s)
+{
+	uswap_entry_t e = { s->val };
+	int err = uswap_put_folio(env->u, e, s->order);
+
+	if (err)
+		return err;
+	ts->frees++;
+	use_add(ts, e, -((int64_t)1 << s->order));
+	return 0;
+}
+
+/* The entry of page @page of @f. */
+static uswap_entry_t page_entry(const struct lab_folio *f, unsigned int page)
+{
+	if (f->nr == 1) {
+		uswap_entry_t e = { f->s[0].val };
+
+		return uswap_entry(uswap_entry_type(e), uswap_entry_offset(e) + page);
+	}
+	return (uswap_entry_t){ f->s[page].val };
+}
+
+/* Drop the references of a mapped folio's remaining pages: one call per
+ * whole run, one per page once some were freed alone. */
+static int free_mapped(struct lab_env *env, struct lab_thread_stat *ts,
+		       struct lab_folio *f)
+{
+	unsigned int pages = 1u << f->order;
+	int err;
+
+	if (f->nr == 1 && !f->gone) {
+		err = uswap_free(env->u, page_entry(f, 0), pages);
+		if (err)
+			return err;
+		ts->frees++;
+		use_add(ts, page_entry(f, 0), -(int64_t)pages);
+		return 0;
+	}
+	for (unsigned int i = 0; i < pages; i++) {
+		if (f->gone & (1u << i))
+			continue;
+		err = uswap_free(env->u, page_entry(f, i), 1);
+		if (err)
+			return err;
+		ts->frees++;
+		use_add(ts, page_entry(f, i), -1);
+	}
+	return 0;
+}
+
+int lab_folio_free(struct lab_env *env, unsigned int thread, struct lab_folio *f)
+{
+	struct lab_thread_stat *ts = &env->ts[thread];
+	int err = 0;
+
+	if (f->nr && f->mapped)
+		err = free_mapped(env, ts, f);
+	else
+		for (unsigned int i = 0; i < f->nr && !err; i++)
+			err = slot_free(env, ts, &f->s[i]);
+	f->nr = 0;
+	f->mapped = false;
+	f->gone = 0;
+	return err;
+}
+
+int lab_folio_map(struct lab_env *env, unsigned int thread, struct lab_folio *f)
+{
+	unsigned int pages = 1u << f->order;
+	int err;
+
+	if (!f->nr || f->mapped)
+		return 0;
+	for (unsigned int i = 0; i < pages; i++) {
+		err = uswap_dup(env->u, page_entry(f, i));
+		if (err)
+			return err;
+	}
+	for (unsigned int i = 0; i < f->nr; i++) {
+		err = uswap_put_folio(env->u, (uswap_entry_t){ f->s[i].val }, f->s[i].order);
+		if (err)
+			return err;
+	}
+	f->mapped = true;
+	return 0;
+}
+
+int lab_folio_free_page(struct lab_env *env, unsigned int thread,
+			struct lab_folio *f, unsigned int page)
+{
+	struct lab_thread_stat *ts = &env->ts[thread];
+	int err;
+
+	if (!f->nr || !f->mapped || page >= (1u << f->order) || (f->gone & (1u << page)))
+		return -ENOENT;
+	err = uswap_free(env->u, page_entry(f, page), 1);
+	if (err)
+		return err;
+	ts->frees++;
+	use_add(ts, page_entry(f, page), -1);
+	f->gone |= (uint16_t)(1u << page);
+	/* The last page gone frees the folio. */
+	if (f->gone == (uint16_t)((1u << (1u << f->order)) - 1)) {
+		f->nr = 0;
+		f->mapped = false;
+		f->gone = 0;
+	}
+	return 0;
+}
+
+int lab_folio_alloc(struct lab_env *env, unsigned int thread,
+		    unsigned int order, struct lab_folio *f)
+{
+	struct lab_thread_stat *ts = &env->ts[thread];
+	int err;
+
+	f->nr = 0;
+	f->order = order;
+	f->mapped = false;
+	f->gone = 0;
+	ts->folios++;
+	ts->req[order]++;
+	ops_inc(ts);
+	err = slot_alloc(env, ts, order, &f->s[0]);
+	if (!err) {
+		f->nr = 1;
+		ts->bytes += (uint64_t)USWAP_PAGE_SIZE << order;
+		return 0;
+	}
+	if (err == -ENOSPC)
+		ts->enospc++;
+	if (err != -E2BIG || order > LAB_FOLIO_MAX_SPLIT_ORDER)
+		return err;
+	/* -E2BIG: the kernel splits the folio and swaps its pages out one
+	 * by one (swpout_fallback); so does the lab. */
+	ts->split[order]++;
+	for (unsigned int i = 0; i < (1u << order); i++) {
+		err = slot_alloc(env, ts, 0, &f->s[i]);
+		if (err) {
+			if (err == -ENOSPC)
+				ts->enospc++;
+			lab_folio_free(env, thread, f);
+			return err;
+		}
+		f->nr = i + 1;
+	}
+	ts->bytes += (uint64_t)USWAP_PAGE_SIZE << order;
+	return 0;
+}
