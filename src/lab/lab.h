@@ -142,7 +142,7 @@ struct lab_workload {
 struct lab_series {
 	unsigned int nr_devices;
 	unsigned int nr_samples;
-	uint64_t ops[LAB_MAX_SAMPLES]; /* x: folio operations so far */
+	uint64_t ops[LAB_MAX_SAMPLES]; /* x: folios swapped out so far */
 	uint64_t used[LAB_MAX_SAMPLES][USWAP_MAX_DEVICES];
 };
 

@@ -4,7 +4,7 @@
  *
  * Seeds 4 and 5 argue with device use (seed 4's swapon snapshots, seed
  * 5's largest/smallest peak ratio), so their experiments draw it: one
- * panel per arm, one curve per device, x = folio operations so far, y =
+ * panel per arm, one curve per device, x = folios swapped out so far, y =
  * MiB in use. The samples go to a temporary data file; the script goes
  * to gnuplot's standard input. gnuplot is optional (Debian gnuplot-nox):
  * without it nothing is drawn and the caller says so.
@@ -82,7 +82,7 @@ static int run_gnuplot(const struct lab_result *res, const char *data,
 	lab_policy_format(&res->after.policy, after, sizeof(after));
 	fprintf(g, "set terminal svg size 900,700 dynamic background rgb 'white'\n"
 		   "set output '%s'\nset multiplot layout 2,1 title '%s: per-device use'\n"
-		   "set xlabel 'folio operations'\nset ylabel 'MiB in use'\n"
+		   "set xlabel 'folios swapped out'\nset ylabel 'MiB in use'\n"
 		   "set key outside right\nset grid\n", path, res->exp->name);
 	snprintf(title, sizeof(title), "before: %s", before);
 	write_panel(g, data, 0, title, nr);
