@@ -60,8 +60,11 @@ struct lab_vcpu_config {
 typedef int (*lab_step_fn)(void *ctx, unsigned int vcpu, unsigned int thread);
 
 /*
- * lab_round_fn - called by thread 0 after each of its rounds (one slice
- * of each of its vCPUs), for sampling and progress. Must not block.
+ * lab_round_fn - called once per round (one slice of every vCPU that
+ * still runs), @round = 0, 1, ..., when every thread has finished it and
+ * none has started the next: the state it sees does not depend on the
+ * thread count. For sampling and progress; runs under the barrier's
+ * lock, so it must be short and must not block.
  */
 typedef void (*lab_round_fn)(void *ctx, uint64_t round);
 

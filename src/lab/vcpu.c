@@ -52,10 +52,10 @@ struct vcpu_run {
 	bool go;                 /* go_lock */
 	/* Round barrier, under go_lock: no thread starts round r + 1 before
 	 * every thread still running has finished round r (one slice of each
-	 * of its vCPUs), so no thread runs ahead of the others by more than
-	 * a round, whatever the host scheduler does. Waiters sleep: a round
-	 * is a millisecond or more, and the host may have fewer cores than
-	 * threads. A thread with nothing left leaves it. */
+	 * of its vCPUs), so no thread runs ahead of the others, whatever the
+	 * host scheduler does. Waiters sleep: a round is a millisecond or
+	 * more, and the host may have fewer cores than threads. A thread
+	 * with nothing left leaves it. */
 	unsigned int active;     /* threads still running rounds */
 	unsigned int arrived;    /* of them, done with this round */
 	uint64_t generation;     /* rounds completed by everyone */
@@ -77,35 +77,33 @@ static void run_fail(struct vcpu_run *run, int err)
 	atomic_store(&run->stop, true);
 }
 
-static void round_release_locked(struct vcpu_run *run)
-{
-	run->arrived = 0;
-	run->generation++;
-	pthread_cond_broadcast(&run->go_cond);
-}
-
-/* Wait for the threads still running to finish this round too. */
-static void round_wait(struct vcpu_run *run)
+/*
+ * round_end() - this thread is done with the current round (@last: and
+ * with every round: it leaves). The thread that completes the round, the
+ * last to arrive or leave, calls the round hook while every other thread
+ * waits or is gone, so the hook sees the same state at a round boundary
+ * whatever the thread count; then everyone goes on.
+ */
+static void round_end(struct vcpu_run *run, bool last)
 {
 	uint64_t gen;
 
 	pthread_mutex_lock(&run->go_lock);
 	gen = run->generation;
-	if (++run->arrived == run->active)
-		round_release_locked(run);
+	if (last)
+		run->active--;
 	else
+		run->arrived++;
+	if (run->arrived == run->active) {
+		if (run->round)
+			run->round(run->ctx, gen);
+		run->arrived = 0;
+		run->generation++;
+		pthread_cond_broadcast(&run->go_cond);
+	} else if (!last) {
 		while (gen == run->generation)
 			pthread_cond_wait(&run->go_cond, &run->go_lock);
-	pthread_mutex_unlock(&run->go_lock);
-}
-
-/* This thread runs no more rounds: the others stop waiting for it. */
-static void round_leave(struct vcpu_run *run)
-{
-	pthread_mutex_lock(&run->go_lock);
-	run->active--;
-	if (run->active && run->arrived == run->active)
-		round_release_locked(run);
+	}
 	pthread_mutex_unlock(&run->go_lock);
 }
 
@@ -135,7 +133,6 @@ static void *vcpu_thread_main(void *arg)
 			      cfg->nr_threads;
 	bool *done = calloc(nr_own ? nr_own : 1, sizeof(*done));
 	unsigned int left = nr_own;
-	uint64_t round = 0;
 
 	pthread_mutex_lock(&run->go_lock);
 	while (!run->go)
@@ -143,7 +140,7 @@ static void *vcpu_thread_main(void *arg)
 	pthread_mutex_unlock(&run->go_lock);
 	if (!done) {
 		run_fail(run, -ENOMEM);
-		round_leave(run);
+		round_end(run, true);
 		return NULL;
 	}
 	while (left && !atomic_load_explicit(&run->stop, memory_order_relaxed)) {
@@ -153,13 +150,10 @@ static void *vcpu_thread_main(void *arg)
 				left--;
 			}
 		}
-		if (t->id == 0 && run->round)
-			run->round(run->ctx, round);
-		round++;
-		if (left && cfg->nr_threads > 1)
-			round_wait(run);
+		if (left)
+			round_end(run, false);
 	}
-	round_leave(run);
+	round_end(run, true);
 	uswap_thread_set_cpu(-1);
 	free(done);
 	return NULL;
