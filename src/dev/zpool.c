@@ -12,12 +12,15 @@
  * with one live object keeps its 64 KiB; the 32-byte class steps bound
  * the waste inside objects to 31 bytes).
  *
- * Locks: one mutex per class (its partial list and its blocks' free
- * lists); the pool mutex (chunks, idle blocks) is taken only when a class
+ * Heaps: one set of classes per CPU (modulo 8), see this_heap().
+ *
+ * Locks: one mutex per class of a heap (its partial list and its blocks'
+ * free lists); the pool mutex (chunks, idle blocks) is taken only when a class
  * needs a block or gives one back, so it is never held with a class lock.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -34,6 +37,7 @@
 #define BLOCKS_PER_CHUNK (ZPOOL_CHUNK / ZPOOL_BLOCK)
 #define BLOCK_HDR        64u
 #define NR_CLASSES       (USWAP_PAGE_SIZE / ZPOOL_STEP)
+#define NR_HEAPS         8u /* class sets, one per CPU (modulo) */
 #define TRIM_BATCH       (2 * BLOCKS_PER_CHUNK) /* blocks given back at once */
 
 struct zblock {
@@ -41,8 +45,10 @@ struct zblock {
 	void *free;                 /* freed objects, linked by first word */
 	uint32_t bump;              /* offset of the next never-used object */
 	uint16_t inuse;             /* objects handed out */
-	uint16_t cls;               /* class index */
+	uint8_t cls;                /* class index */
+	uint8_t heap;               /* heap index */
 };
+_Static_assert(NR_CLASSES <= 256 && NR_HEAPS <= 256, "indices fit a byte");
 _Static_assert(sizeof(struct zblock) <= BLOCK_HDR, "block header fits");
 _Static_assert((ZPOOL_BLOCK - BLOCK_HDR) / USWAP_PAGE_SIZE >= 2,
 	       "a block holds at least two objects of the largest class");
@@ -55,7 +61,7 @@ struct zclass {
 } __cacheline_aligned;
 
 struct zpool {
-	struct zclass cls[NR_CLASSES];
+	struct zclass cls[NR_HEAPS][NR_CLASSES];
 	pthread_mutex_t lock;       /* everything below */
 	struct zblock *idle;        /* emptied blocks, memory still there */
 	size_t nr_idle;
@@ -113,8 +119,9 @@ static bool chunk_add(struct zpool *zp)
 	return true;
 }
 
-/* An empty block for class @cls. Return: NULL when out of memory. */
-static struct zblock *block_get(struct zpool *zp, unsigned int cls)
+/* An empty block for class @cls of heap @heap. Return: NULL when out of
+ * memory. */
+static struct zblock *block_get(struct zpool *zp, unsigned int heap, unsigned int cls)
 {
 	struct zblock *b = NULL;
 
@@ -139,7 +146,8 @@ static struct zblock *block_get(struct zpool *zp, unsigned int cls)
 	if (b) {
 		memset(b, 0, sizeof(*b));
 		b->bump = BLOCK_HDR;
-		b->cls = (uint16_t)cls;
+		b->cls = (uint8_t)cls;
+		b->heap = (uint8_t)heap;
 	}
 	return b;
 }
@@ -239,20 +247,33 @@ static void *block_take(struct zblock *b, uint32_t size)
 	return obj;
 }
 
+/* Each CPU allocates from its own heap: objects a thread writes are read
+ * back by it with no cache line to fetch from another core, and two CPUs
+ * swapping out do not share class locks. A free goes back to the
+ * object's own heap, from any CPU. */
+static unsigned int this_heap(void)
+{
+	int cpu = sched_getcpu();
+
+	return cpu < 0 ? 0 : (unsigned int)cpu % NR_HEAPS;
+}
+
 void *zpool_alloc(struct zpool *zp, size_t size)
 {
+	unsigned int heap;
 	struct zclass *c;
 	struct zblock *b;
 	void *obj;
 
 	if (size == 0 || size > USWAP_PAGE_SIZE)
 		return NULL;
-	c = &zp->cls[(size - 1) / ZPOOL_STEP];
+	heap = this_heap();
+	c = &zp->cls[heap][(size - 1) / ZPOOL_STEP];
 	pthread_mutex_lock(&c->lock);
 	b = c->partial;
 	if (!b) {
 		pthread_mutex_unlock(&c->lock);
-		b = block_get(zp, (unsigned int)(c - zp->cls));
+		b = block_get(zp, heap, (unsigned int)(c - zp->cls[heap]));
 		if (!b)
 			return NULL;
 		pthread_mutex_lock(&c->lock);
@@ -275,7 +296,7 @@ void zpool_free(struct zpool *zp, void *obj, size_t size)
 	if (!obj)
 		return;
 	b = (struct zblock *)((uintptr_t)obj & ~(uintptr_t)(ZPOOL_BLOCK - 1));
-	c = &zp->cls[b->cls];
+	c = &zp->cls[b->heap][b->cls];
 	uswap_assert_internal(c->size == zpool_class_size(size));
 	pthread_mutex_lock(&c->lock);
 	was_full = b->inuse == c->cap;
@@ -303,13 +324,14 @@ struct zpool *zpool_create(void)
 	if (!zp)
 		return NULL;
 	pthread_mutex_init(&zp->lock, NULL);
-	for (unsigned int i = 0; i < NR_CLASSES; i++) {
-		struct zclass *c = &zp->cls[i];
+	for (unsigned int h = 0; h < NR_HEAPS; h++)
+		for (unsigned int i = 0; i < NR_CLASSES; i++) {
+			struct zclass *c = &zp->cls[h][i];
 
-		pthread_mutex_init(&c->lock, NULL);
-		c->size = (i + 1) * ZPOOL_STEP;
-		c->cap = (ZPOOL_BLOCK - BLOCK_HDR) / c->size;
-	}
+			pthread_mutex_init(&c->lock, NULL);
+			c->size = (i + 1) * ZPOOL_STEP;
+			c->cap = (ZPOOL_BLOCK - BLOCK_HDR) / c->size;
+		}
 	return zp;
 }
 
@@ -319,8 +341,9 @@ void zpool_destroy(struct zpool *zp)
 		return;
 	for (size_t i = 0; i < zp->nr_chunks; i++)
 		munmap(zp->chunks[i], ZPOOL_CHUNK);
-	for (unsigned int i = 0; i < NR_CLASSES; i++)
-		pthread_mutex_destroy(&zp->cls[i].lock);
+	for (unsigned int h = 0; h < NR_HEAPS; h++)
+		for (unsigned int i = 0; i < NR_CLASSES; i++)
+			pthread_mutex_destroy(&zp->cls[h][i].lock);
 	pthread_mutex_destroy(&zp->lock);
 	free(zp->chunks);
 	free(zp);

@@ -45,7 +45,7 @@ void zpool_destroy(struct zpool *zp);
  * zpool_alloc() - an object of @size bytes (1..USWAP_PAGE_SIZE), 8-byte
  * aligned, holding zpool_class_size(@size) usable bytes.
  * Return: the object, or NULL (size out of range, or no memory).
- * Thread-safety: any thread; one mutex per size class.
+ * Thread-safety: any thread; one mutex per size class of each CPU's heap.
  */
 void *zpool_alloc(struct zpool *zp, size_t size);
 
