@@ -400,6 +400,16 @@ static bool slot_replace(struct zram_backend *zb, uint64_t index,
 	return had;
 }
 
+/* The pool scatters the objects of consecutive slots over the blocks of
+ * their size classes, so a read starts on cold lines that the hardware
+ * prefetcher only follows after a few misses: ask for all of them at once
+ * (measured on `uswap bench io`, see docs/benchmarks.md). */
+static void prefetch_object(const void *obj, uint32_t size)
+{
+	for (uint32_t off = 0; off < size; off += 64)
+		__builtin_prefetch((const char *)obj + off);
+}
+
 /* Read slot @index into @dst. Return: 0 or -EIO / -ENOMEM. */
 static int read_page(struct zram_backend *zb, uint64_t index, unsigned char *dst)
 {
@@ -413,8 +423,10 @@ static int read_page(struct zram_backend *zb, uint64_t index, unsigned char *dst
 		memset(dst, 0, USWAP_PAGE_SIZE);
 	else if (f & ZRAM_HUGE)
 		memcpy(dst, s->handle, USWAP_PAGE_SIZE);
-	else
+	else {
+		prefetch_object(s->handle, s->size);
 		rc = zb->algo->decompress(zb, s->handle, s->size, dst);
+	}
 	slot_unlock(s, f);
 	return rc;
 }
