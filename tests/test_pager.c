@@ -962,7 +962,8 @@ static void test_pager_cli_bench_fault_swaps_every_folio_in(void **state)
 	t_eq(json_num(out, "folios"), 256);
 	t_eq(json_num(out, "bad_pages"), 0);
 	t_true(json_num(out, "swpin") >= 256 - 8);
-	t_true(json_num(out, "swpin") <= 256);
+	/* A folio evicted again before its check is read twice: rare. */
+	t_true(json_num(out, "swpin") <= 256 + 16);
 }
 
 int main(int argc, char **argv)
