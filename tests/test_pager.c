@@ -966,6 +966,27 @@ static void test_pager_cli_bench_fault_swaps_every_folio_in(void **state)
 	t_true(json_num(out, "swpin") <= 256 + 16);
 }
 
+/* A device read error fails `uswap bench fault` with the count, exit 1:
+ * never a crash, never a time for a folio that did not come back. */
+static void test_pager_cli_bench_fault_read_errors_fail_clearly(void **state)
+{
+	char out[8192];
+	int rc;
+
+	if (!uswap_exe)
+		t_skip("no path to the uswap CLI given (test_pager cli PATH)");
+	char *argv[] = { (char *)uswap_exe, "bench", "fault", "--size", "4M",
+			 "--device", "faulty:read=0.5,seed=3:zram:8M", "--json", NULL };
+	rc = run_capture(argv, out, sizeof(out));
+	if (rc == 1 && strstr(out, "userfaultfd") && !strstr(out, "lost_folios"))
+		t_skip("no userfaultfd here");
+	print_message("bench fault with read errors: exit %d:\n%s", rc, out);
+	t_eq(rc, 1);
+	t_true(json_num(out, "lost_folios") > 0);
+	t_eq(json_num(out, "bad_pages"), 0);
+	t_true(strstr(out, "could not be read back") != NULL);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest quick[] = {
@@ -989,6 +1010,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest cli[] = {
 		cmocka_unit_test(test_pager_cli_without_permission_says_how),
 		cmocka_unit_test(test_pager_cli_bench_fault_swaps_every_folio_in),
+		cmocka_unit_test(test_pager_cli_bench_fault_read_errors_fail_clearly),
 	};
 
 	if (argc > 1 && !strcmp(argv[1], "stress"))

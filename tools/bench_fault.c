@@ -18,6 +18,8 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +39,8 @@ static const char usage_text[] =
 "Options:\n"
 "  -s, --size SIZE     region bytes, suffix K/M/G (default 128M)\n"
 "  --order K           folio order 0..4 (default 0 = 4 KiB; 4 = 64 KiB)\n"
-"  --device SPEC       the swap device (default zram:SIZE+25%, lz4)\n"
+"  --device SPEC       the swap device; it must hold the whole region\n"
+"                      (default zram:SIZE+25%, lz4)\n"
 "  --data FILE         page contents are the bytes of FILE (default: every\n"
 "                      8-byte word holds its index)\n"
 "  --handlers N        fault-handler threads (default 1)\n"
@@ -52,8 +55,9 @@ static const char usage_text[] =
 "round trip median / p90 / p99 / max in us, and the pager's fault\n"
 "service time (message read to the mapping ioctl) median and p99.\n"
 "\n"
-"Exit status: 0 success, 1 runtime error or a page read back wrong,\n"
-"2 usage error.\n";
+"Exit status: 0 success; 1 runtime error, a page read back wrong, a folio\n"
+"lost to a device read error (SIGBUS), or fewer than 90 % of the accesses\n"
+"were swap-ins (writes to the device failed); 2 usage error.\n";
 
 struct fault_opts {
 	uint64_t size;
@@ -69,6 +73,8 @@ struct fault_opts {
 
 struct fault_result {
 	uint64_t folios, swapins, swapins_cached, bad_pages;
+	uint64_t lost;         /* folios whose read failed (SIGBUS) */
+	uint64_t timed;        /* folios with a round trip (folios - lost) */
 	double rt_us[4];       /* round trip p50, p90, p99, max */
 	double svc_us[2];      /* pager service time p50, p99 */
 	char device[96];
@@ -137,6 +143,8 @@ static int parse_opts(int argc, char **argv, struct fault_opts *o)
 		return opt == CLI_OPT_HELP ? -1 : CLI_EXIT_USAGE;
 	if (optind < argc)
 		return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+	if (o->device && cli_check_spec(CMD, "--device", o->device))
+		return CLI_EXIT_USAGE;
 	return 0;
 }
 
@@ -204,6 +212,22 @@ struct fault_run {
 	uint64_t *order;       /* folio indices, shuffled */
 };
 
+/* Every folio must fit on the device, or most stay resident and the
+ * "round trips" are memory loads. */
+static int check_room(struct uswap *u, int type, uint64_t size, const char *spec)
+{
+	struct uswap_device_info info;
+
+	if (uswap_device_info(u, type, &info))
+		return cli_runtime_error(CMD, "--device %s: no device info", spec);
+	if (info.pages * USWAP_PAGE_SIZE < size)
+		return cli_usage_error(CMD, "--device %s holds %llu KiB, less than --size "
+				       "(%llu KiB): the whole region must fit on it", spec,
+				       (unsigned long long)info.size_kb,
+				       (unsigned long long)(size >> 10));
+	return 0;
+}
+
 static int start(struct fault_run *r, struct fault_result *res)
 {
 	const struct fault_opts *o = r->o;
@@ -233,6 +257,8 @@ static int start(struct fault_run *r, struct fault_result *res)
 	if (type < 0)
 		return cli_runtime_error(CMD, "--device %s: %s (%s)", res->device,
 					 err_msg, cli_errno_name(type));
+	if ((err = check_room(r->u, type, o->size, res->device)))
+		return err;
 	err = uswap_pager_create(r->u, &cfg, &r->pager);
 	if (err == -EPERM)
 		return usemem_explain_eperm(CMD);
@@ -270,27 +296,67 @@ static void shuffle(struct fault_run *r)
 	}
 }
 
-/* Touch each folio once; check its pages after the clock stopped. */
-static uint64_t touch_all(struct fault_run *r)
+/* A device read error reaches the program as SIGBUS (UFFDIO_POISON): the
+ * access that took it jumps back to touch_one(). Main thread only. */
+static sigjmp_buf *volatile bus_env;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
-	uint64_t want[USWAP_PAGE_SIZE / 8], bad = 0;
-	unsigned int nr = 1u << r->o->order;
+	(void)si;
+	(void)uc;
+	if (bus_env)
+		siglongjmp(*bus_env, 1);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
 
-	for (uint64_t i = 0; i < r->nr_folios; i++) {
-		uint64_t f = r->order[i], t0, page0 = f * nr;
-		const volatile uint64_t *p = (const uint64_t *)(r->mem + f * r->folio_bytes);
+/* Time the first load of folio @f into *@ns, then check its pages (the
+ * clock stopped). Return: pages read back wrong, or -EIO after SIGBUS. */
+static int touch_one(struct fault_run *r, uint64_t f, uint64_t *ns)
+{
+	uint64_t want[USWAP_PAGE_SIZE / 8], t0;
+	unsigned int nr = 1u << r->o->order, bad = 0;
+	const volatile uint64_t *p = (const uint64_t *)(r->mem + f * r->folio_bytes);
+	sigjmp_buf env;
 
-		t0 = now_ns();
-		(void)*p;
-		r->lat[i] = now_ns() - t0;
-		for (unsigned int k = 0; k < nr; k++) {
-			page_expect(&r->content, page0 + k, want);
-			if (memcmp(r->mem + (page0 + k) * USWAP_PAGE_SIZE, want,
-				   USWAP_PAGE_SIZE))
-				bad++;
-		}
+	if (sigsetjmp(env, 1)) {
+		bus_env = NULL;
+		return -EIO;
 	}
-	return bad;
+	bus_env = &env;
+	t0 = now_ns();
+	(void)*p;
+	*ns = now_ns() - t0;
+	for (unsigned int k = 0; k < nr; k++) {
+		uint64_t page = f * nr + k;
+
+		page_expect(&r->content, page, want);
+		if (memcmp(r->mem + page * USWAP_PAGE_SIZE, want, USWAP_PAGE_SIZE))
+			bad++;
+	}
+	bus_env = NULL;
+	return (int)bad;
+}
+
+/* Touch each folio once; round trips of the folios read go to r->lat. */
+static void touch_all(struct fault_run *r, struct fault_result *res)
+{
+	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO }, old;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old);
+	for (uint64_t i = 0; i < r->nr_folios; i++) {
+		uint64_t ns = 0;
+		int rc = touch_one(r, r->order[i], &ns);
+
+		if (rc < 0) {
+			res->lost++;
+			continue;
+		}
+		res->bad_pages += (uint64_t)rc;
+		r->lat[res->timed++] = ns;
+	}
+	sigaction(SIGBUS, &old, NULL);
 }
 
 static int measure(struct fault_run *r, struct fault_result *res)
@@ -301,18 +367,20 @@ static int measure(struct fault_run *r, struct fault_result *res)
 	shuffle(r);
 	uswap_pager_reset_latency(r->pager);
 	uswap_pager_stats_get(r->pager, &a);
-	res->bad_pages = touch_all(r);
+	touch_all(r, res);
 	uswap_pager_stats_get(r->pager, &b);
 	res->folios = r->nr_folios;
 	res->swapins = b.swapins - a.swapins;
 	res->swapins_cached = b.swapins_cached - a.swapins_cached;
 	res->svc_us[0] = b.fault_ns_p50 / 1e3;
 	res->svc_us[1] = b.fault_ns_p99 / 1e3;
-	qsort(r->lat, r->nr_folios, sizeof(*r->lat), cmp_u64);
-	res->rt_us[0] = pct_us(r->lat, r->nr_folios, 50);
-	res->rt_us[1] = pct_us(r->lat, r->nr_folios, 90);
-	res->rt_us[2] = pct_us(r->lat, r->nr_folios, 99);
-	res->rt_us[3] = r->lat[r->nr_folios - 1] / 1e3;
+	if (!res->timed)
+		return 0;
+	qsort(r->lat, res->timed, sizeof(*r->lat), cmp_u64);
+	res->rt_us[0] = pct_us(r->lat, res->timed, 50);
+	res->rt_us[1] = pct_us(r->lat, res->timed, 90);
+	res->rt_us[2] = pct_us(r->lat, res->timed, 99);
+	res->rt_us[3] = r->lat[res->timed - 1] / 1e3;
 	return 0;
 }
 
@@ -338,7 +406,8 @@ static void print_text(const struct fault_opts *o, const struct fault_result *re
 	       res->rt_us[0], res->rt_us[1], res->rt_us[2], res->rt_us[3]);
 	printf("pager service (us):  median %.1f  p99 %.1f\n", res->svc_us[0],
 	       res->svc_us[1]);
-	printf("pages read back wrong: %llu\n", (unsigned long long)res->bad_pages);
+	printf("pages read back wrong: %llu; folios lost to read errors: %llu\n",
+	       (unsigned long long)res->bad_pages, (unsigned long long)res->lost);
 }
 
 static void print_json(const struct fault_opts *o, const struct fault_result *res)
@@ -360,8 +429,31 @@ static void print_json(const struct fault_opts *o, const struct fault_result *re
 	cli_json_double(&j, "service_us_p50", res->svc_us[0]);
 	cli_json_double(&j, "service_us_p99", res->svc_us[1]);
 	cli_json_u64(&j, "bad_pages", res->bad_pages);
+	cli_json_u64(&j, "lost_folios", res->lost);
 	cli_json_object_close(&j);
 	cli_json_finish(&j);
+}
+
+/* Exit status: a wrong page, a lost folio, or too few swap-ins for the
+ * figures to be round trips (writes that failed keep folios resident)
+ * make the run fail. */
+static int verdict(const struct fault_result *res)
+{
+	if (res->bad_pages)
+		return cli_runtime_error(CMD, "%llu pages read back wrong",
+					 (unsigned long long)res->bad_pages);
+	if (res->lost)
+		return cli_runtime_error(CMD, "%llu of %llu folios could not be read back "
+					 "(device read errors, delivered as SIGBUS)",
+					 (unsigned long long)res->lost,
+					 (unsigned long long)res->folios);
+	if (res->swapins < res->folios * 9 / 10)
+		return cli_runtime_error(CMD, "only %llu of %llu accesses were swap-ins "
+					 "(did writes to the device fail?): the times are "
+					 "not swap-in round trips",
+					 (unsigned long long)res->swapins,
+					 (unsigned long long)res->folios);
+	return CLI_EXIT_OK;
 }
 
 int cmd_bench_fault(int argc, char **argv)
@@ -383,8 +475,5 @@ int cmd_bench_fault(int argc, char **argv)
 		print_json(&o, &res);
 	else
 		print_text(&o, &res);
-	if (res.bad_pages)
-		return cli_runtime_error(CMD, "%llu pages read back wrong",
-					 (unsigned long long)res.bad_pages);
-	return CLI_EXIT_OK;
+	return verdict(&res);
 }

@@ -278,6 +278,9 @@ static int parse_opts(int argc, char **argv, struct usemem_opts *o)
 	}
 	if (optind < argc)
 		return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+	for (unsigned int i = 0; i < o->nr_devices; i++)
+		if (cli_check_spec(CMD, "--device", o->devices[i]))
+			return CLI_EXIT_USAGE;
 	if (o->read_only && o->data)
 		return cli_usage_error(CMD, "--read-only reads memory never written: "
 				       "--data does not apply");
@@ -813,6 +816,27 @@ static int check_empty(struct usemem_run *r)
 	return rc;
 }
 
+/* The run finished, but not as asked: say so on stderr (the figures are
+ * still printed; the exit status stays 0 since every page was right). */
+static void warn_pressure(const struct usemem_run *r)
+{
+	const struct uswap_pager_stats *ps = &r->res.pager;
+
+	if (r->o->no_pager)
+		return;
+	if (r->res.swap.write_errors)
+		fprintf(stderr, "uswap " CMD ": warning: %llu device writes failed (their "
+			"slots were retired as bad)\n",
+			(unsigned long long)r->res.swap.write_errors);
+	if (ps->over_limit)
+		fprintf(stderr, "uswap " CMD ": warning: the limit could not be kept: %llu "
+			"folios were mapped over it because nothing could be evicted "
+			"(swap full or failing; resident peak %llu MiB for a %llu MiB "
+			"limit)\n", (unsigned long long)ps->over_limit,
+			(unsigned long long)(ps->resident_peak_bytes >> 20),
+			(unsigned long long)(r->res.limit_bytes >> 20));
+}
+
 static int bench_usemem(const struct usemem_opts *o)
 {
 	struct usemem_run r = { .o = o };
@@ -829,6 +853,7 @@ static int bench_usemem(const struct usemem_opts *o)
 			usemem_print_json(o, &r.res);
 		else
 			usemem_print_text(o, &r.res);
+		warn_pressure(&r);
 		rc = report_bad(&r);
 	}
 	if (!rc)

@@ -18,6 +18,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include <uswap/uswap.h>
+
 /* strtoull() accepts "-1" and wraps it; refuse any sign for unsigned. */
 static int parse_u64_raw(const char *s, uint64_t *out, char **end)
 {
@@ -178,6 +180,21 @@ static void vreport(const char *cmd, const char *fmt, va_list ap)
 	fprintf(stderr, "uswap%s%s: ", cmd ? " " : "", cmd ? cmd : "");
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+}
+
+int cli_check_spec(const char *cmd, const char *opt, const char *spec)
+{
+	struct uswap_spec_info *si = malloc(sizeof(*si));
+	char why[256] = "";
+	int rc;
+
+	if (!si)
+		return cli_runtime_error(cmd, "out of memory");
+	rc = uswap_spec_parse(spec, si, why, sizeof(why));
+	free(si);
+	if (rc == -ENOMEM)
+		return cli_runtime_error(cmd, "out of memory");
+	return rc ? cli_usage_error(cmd, "%s '%s': %s", opt, spec, why) : 0;
 }
 
 int cli_next_option(const char *cmd, int argc, char **argv, const char *shortopts,

@@ -67,6 +67,13 @@ int cli_next_option(const char *cmd, int argc, char **argv, const char *shortopt
 		    const struct option *longopts, const char *usage);
 
 /*
+ * cli_check_spec() - a device spec given as option @opt, checked without
+ * opening anything (uswap_spec_parse()): a malformed one is a usage
+ * error, printed with its reason. Return: 0 or CLI_EXIT_USAGE.
+ */
+int cli_check_spec(const char *cmd, const char *opt, const char *spec);
+
+/*
  * cli_usage_error() - print "uswap <cmd>: <message>" and a hint to use
  * --help on stderr. Return: CLI_EXIT_USAGE, to be returned by the caller.
  */

@@ -305,8 +305,9 @@ static void print_json(const struct lab_result *res, const struct run_opts *o,
 	cli_json_finish(&j);
 }
 
-/* Draw the SVG if asked. Return: a status for the report, or NULL. */
-static const char *do_svg(const struct lab_result *res, const char *path)
+/* Draw the SVG if asked. Return: a status for the report, or NULL;
+ * *@failed is set when it was asked for and could not be written. */
+static const char *do_svg(const struct lab_result *res, const char *path, bool *failed)
 {
 	int err;
 
@@ -315,17 +316,39 @@ static const char *do_svg(const struct lab_result *res, const char *path)
 	if (!res->exp->plot)
 		fprintf(stderr, "uswap %s: note: seed %s shows no device use; "
 			"drawing it anyway\n", CMD, res->exp->seed_file);
-	err = lab_plot_svg(res, path);
-	if (err == -ENOENT) {
+	err = lab_have_gnuplot() ? lab_plot_svg(res, path) : -ENOPKG;
+	if (err == -ENOPKG) {
 		fprintf(stderr, "uswap %s: gnuplot not found (Debian: gnuplot-nox); "
 			"no plot written\n", CMD);
 		return "skipped: gnuplot not found";
 	}
 	if (err) {
-		fprintf(stderr, "uswap %s: plot failed: %s\n", CMD, cli_errno_name(err));
+		*failed = true;
+		if (err == -EINVAL)
+			fprintf(stderr, "uswap %s: --svg '%s': refused: an empty name, or one "
+				"with a quote or control character\n", CMD, path);
+		else
+			fprintf(stderr, "uswap %s: --svg %s: cannot write the plot: %s (%s)\n",
+				CMD, path, strerror(-err), cli_errno_name(err));
 		return "failed";
 	}
 	return path;
+}
+
+/* What lab_run() checks of each workload (src/lab/workload_*.c). */
+static const char *workload_rules(enum lab_workload_kind kind)
+{
+	switch (kind) {
+	case LAB_WL_USEMEM:
+		return "usemem needs tasks >= 1, rounds >= 1 and a splittable order";
+	case LAB_WL_KBUILD:
+		return "kbuild needs 1 <= job_min <= job_max, long_cap >= 1, "
+		       "order4_pct <= 100 and long_pct + swapin_pct < 100";
+	case LAB_WL_SWAPIN:
+		return "swapin needs devices=1, 1 <= tasks <= --vcpus and readahead a "
+		       "power of two up to 512";
+	}
+	return "see docs/lab.md";
 }
 
 static int run_experiment(const struct lab_experiment *base, struct run_opts *o)
@@ -333,6 +356,7 @@ static int run_experiment(const struct lab_experiment *base, struct run_opts *o)
 	struct lab_experiment exp = *base;
 	struct lab_result res;
 	const char *svg_status;
+	bool svg_failed = false;
 	int err;
 
 	err = override_policy("before", o->before, &exp.before);
@@ -350,9 +374,13 @@ static int run_experiment(const struct lab_experiment *base, struct run_opts *o)
 	err = lab_run(&exp, &exp.workload, &o->lab, &res);
 	if (err) {
 		lab_result_fini(&res);
+		if (err == -EINVAL)
+			return cli_usage_error(CMD, "%s: the workload's parameters do not fit "
+					       "this run: %s", exp.name,
+					       workload_rules(exp.workload.kind));
 		return cli_runtime_error(CMD, "%s: %s", exp.name, cli_errno_name(err));
 	}
-	svg_status = do_svg(&res, o->svg);
+	svg_status = do_svg(&res, o->svg, &svg_failed);
 	if (o->json)
 		print_json(&res, o, svg_status);
 	else {
@@ -361,7 +389,7 @@ static int run_experiment(const struct lab_experiment *base, struct run_opts *o)
 			printf("\nsvg: %s\n", svg_status);
 	}
 	lab_result_fini(&res);
-	return CLI_EXIT_OK;
+	return svg_failed ? CLI_EXIT_RUNTIME : CLI_EXIT_OK;
 }
 
 static int cmd_lab_run(int argc, char **argv)

@@ -301,8 +301,12 @@ bool lab_have_gnuplot(void);
 /*
  * lab_plot_svg() - write the before and after per-device use curves of
  * @res to @path as one SVG (two panels).
- * Return: 0; -ENOENT (no gnuplot: nothing written, the caller says so);
- * -ENODATA (no samples); -EIO (gnuplot failed); -errno of a temp file.
+ * Return: 0; -ENOENT (no gnuplot, or no such directory for @path: call
+ * lab_have_gnuplot() first to tell them apart);
+ * -EINVAL (@path empty, or holding a quote or control character, which
+ * gnuplot's script could not take safely); -errno of opening @path for
+ * writing; -ENODATA (no samples); -EIO (gnuplot failed); -errno of a
+ * temp file. Gnuplot's own output never reaches the caller's stdout.
  */
 int lab_plot_svg(const struct lab_result *res, const char *path);
 

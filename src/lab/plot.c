@@ -10,6 +10,7 @@
  * without it nothing is drawn and the caller says so.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -73,7 +74,7 @@ static int run_gnuplot(const struct lab_result *res, const char *data,
 {
 	char before[160], after[160], title[256];
 	unsigned int nr = res->before.series->nr_devices;
-	FILE *g = popen("gnuplot 2>/dev/null", "w");
+	FILE *g = popen("gnuplot >/dev/null 2>&1", "w"); /* never onto our stdout */
 	int status;
 
 	if (!g)
@@ -104,9 +105,19 @@ int lab_plot_svg(const struct lab_result *res, const char *path)
 	if (!res->before.series || !res->after.series ||
 	    !res->before.series->nr_samples || !res->after.series->nr_samples)
 		return -ENODATA;
-	/* gnuplot reads single-quoted names: refuse what would break out. */
-	if (strchr(path, '\''))
+	/* gnuplot reads the name single-quoted in a script: a quote or a
+	 * control character (a newline starts a new command) could break
+	 * out of it. */
+	if (!*path)
 		return -EINVAL;
+	for (const char *c = path; *c; c++)
+		if (*c == '\'' || (unsigned char)*c < 0x20 || *c == 0x7f)
+			return -EINVAL;
+	/* Fail here, with the reason, rather than in gnuplot. */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	close(fd);
 	fd = mkstemp(data);
 	if (fd < 0)
 		return -errno;
