@@ -257,14 +257,6 @@ static int apply_option(struct bench_alloc_opts *o, struct prio_arg *prio,
 	return -EINVAL;
 }
 
-static const char *option_name(int opt)
-{
-	for (const struct option *lo = long_options; lo->name; lo++)
-		if (lo->val == opt)
-			return lo->name;
-	return "?";
-}
-
 /* What a valid value looks like, for the usage error. */
 static const char *option_hint(int opt)
 {
@@ -318,7 +310,7 @@ static int parse_opts(int argc, char **argv, struct bench_alloc_opts *o)
 	while ((opt = cli_next_option(CMD, argc, argv, ":h", long_options, usage_text)) > 0)
 		if (apply_option(o, &prio, opt, optarg))
 			return cli_usage_error(CMD, "invalid --%s value '%s' (%s)",
-					       option_name(opt), optarg,
+					       cli_option_name(long_options, opt), optarg,
 					       option_hint(opt));
 	if (opt != CLI_OPT_END)
 		return opt == CLI_OPT_HELP ? -1 : CLI_EXIT_USAGE;

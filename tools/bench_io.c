@@ -139,14 +139,6 @@ static void opts_default(struct bench_io_opts *o)
 	o->repeat = DEFAULT_REPEAT;
 }
 
-static const char *option_name(int opt)
-{
-	for (const struct option *lo = long_options; lo->name; lo++)
-		if (lo->val == opt)
-			return lo->name;
-	return "?";
-}
-
 static int parse_size_opt(const char *s, uint64_t min, uint64_t *out)
 {
 	int err = cli_parse_size(s, out);
@@ -271,7 +263,7 @@ static int parse_opts(int argc, char **argv, struct bench_io_opts *o)
 			return rc;
 		if (rc)
 			return cli_usage_error(CMD, "invalid --%s value '%s' (%s)",
-					       option_name(opt), optarg,
+					       cli_option_name(long_options, opt), optarg,
 					       option_hint(opt));
 	}
 	if (opt != CLI_OPT_END)

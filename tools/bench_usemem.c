@@ -231,14 +231,6 @@ static int apply_option(struct usemem_opts *o, int opt, const char *arg)
 	return -EINVAL;
 }
 
-static const char *option_name(int opt)
-{
-	for (const struct option *lo = long_options; lo->name; lo++)
-		if (lo->val == opt)
-			return lo->name;
-	return "?";
-}
-
 static const char *option_hint(int opt)
 {
 	switch (opt) {
@@ -267,7 +259,7 @@ static int parse_opts(int argc, char **argv, struct usemem_opts *o)
 	while ((opt = cli_next_option(CMD, argc, argv, ":hn:s:", long_options, usage_text)) > 0)
 		if (apply_option(o, opt, optarg))
 			return cli_usage_error(CMD, "invalid --%s value '%s' (%s)",
-					       option_name(opt), optarg, option_hint(opt));
+					       cli_option_name(long_options, opt), optarg, option_hint(opt));
 	if (opt != CLI_OPT_END)
 		return opt == CLI_OPT_HELP ? -1 : CLI_EXIT_USAGE;
 	if (optind < argc) {

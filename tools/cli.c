@@ -182,6 +182,14 @@ static void vreport(const char *cmd, const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
+const char *cli_option_name(const struct option *opts, int val)
+{
+	for (const struct option *o = opts; o->name; o++)
+		if (o->val == val)
+			return o->name;
+	return "?";
+}
+
 int cli_check_spec(const char *cmd, const char *opt, const char *spec)
 {
 	struct uswap_spec_info *si = malloc(sizeof(*si));

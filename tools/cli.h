@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct option; /* <getopt.h> */
+
 /* Exit codes of every subcommand. */
 #define CLI_EXIT_OK      0
 #define CLI_EXIT_RUNTIME 1 /* the run failed (library error, no memory) */
@@ -62,9 +64,11 @@ int cli_parse_int_list(const char *s, int min, int max, int *vals, int cap);
 #define CLI_OPT_END   (-1)
 #define CLI_OPT_HELP  (-2)
 #define CLI_OPT_ERROR (-3)
-struct option;
 int cli_next_option(const char *cmd, int argc, char **argv, const char *shortopts,
 		    const struct option *longopts, const char *usage);
+
+/* The long name of option @val in @opts (for messages), or "?". */
+const char *cli_option_name(const struct option *opts, int val);
 
 /*
  * cli_check_spec() - a device spec given as option @opt, checked without
