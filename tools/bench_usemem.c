@@ -252,17 +252,23 @@ static const char *option_hint(int opt)
 /* Return: 0 to run; CLI_EXIT_USAGE after a message; -1 after --help. */
 static int parse_opts(int argc, char **argv, struct usemem_opts *o)
 {
+	bool size_given = false;
 	int opt;
 
 	opts_default(o);
 	optind = 0;
-	while ((opt = cli_next_option(CMD, argc, argv, ":hn:s:", long_options, usage_text)) > 0)
+	while ((opt = cli_next_option(CMD, argc, argv, ":hn:s:", long_options, usage_text)) > 0) {
+		size_given |= opt == 's';
 		if (apply_option(o, opt, optarg))
 			return cli_usage_error(CMD, "invalid --%s value '%s' (%s)",
 					       cli_option_name(long_options, opt), optarg, option_hint(opt));
+	}
 	if (opt != CLI_OPT_END)
 		return opt == CLI_OPT_HELP ? -1 : CLI_EXIT_USAGE;
 	if (optind < argc) {
+		if (size_given)
+			return cli_usage_error(CMD, "SIZE given twice (--size and '%s')",
+					       argv[optind]);
 		if (parse_page_size(argv[optind], USWAP_PAGE_SIZE, &o->size))
 			return cli_usage_error(CMD, "invalid SIZE '%s' (a multiple of "
 					       "4K, up to 16T)", argv[optind]);
