@@ -409,6 +409,52 @@ static void test_pager_resident_never_exceeds_limit(void **state)
 }
 
 /* ------------------------------------------------------------------------
+ * quick: a full device
+ * ---------------------------------------------------------------------- */
+
+/* Swap smaller than what must leave memory: the pager maps over the limit
+ * (counted in over_limit) instead of failing or looping, and no page is
+ * lost; once the first region is gone its slots serve the second. */
+static void test_pager_full_device_maps_over_limit_and_loses_nothing(void **state)
+{
+	const size_t nr = 4096; /* 16 MiB against 4 MiB of swap, 4 MiB limit */
+	uint64_t *a, *b;
+	struct uswap_pager_stats st;
+
+	swapon("zram:4M");
+	struct uswap_pager_config c = config(4u << 20, 0, 1);
+	pager_start(&c);
+	a = region(nr * PAGE);
+	for (size_t i = 0; i < nr; i++)
+		page_fill(a + i * WORDS, i, 1);
+	for (size_t i = 0; i < nr; i++) {
+		const char *why = page_check(a + i * WORDS, i, 1);
+
+		if (why)
+			fail_msg("page %zu: %s", i, why);
+	}
+	st = pstats();
+	print_message("full device: over_limit %llu folios, resident peak %llu KiB, "
+		      "%llu evictions, %llu undone\n", (unsigned long long)st.over_limit,
+		      (unsigned long long)(st.resident_peak_bytes >> 10),
+		      (unsigned long long)st.evictions,
+		      (unsigned long long)st.evict_cancelled);
+	t_true(st.over_limit > 0);
+	t_true(st.resident_peak_bytes > c.limit_bytes);
+	t_eq(uswap_region_destroy(pg, a), 0);
+	t_eq_u64(total_inuse(), 0);
+	/* The pause on a full swap ends when slots are freed: the next
+	 * region swaps out again and stays under the limit. */
+	b = region(2 * (4u << 20));
+	for (size_t i = 0; i < 2048; i++)
+		page_fill(b + i * WORDS, i, 2);
+	for (size_t i = 0; i < 2048; i++)
+		t_true(page_check(b + i * WORDS, i, 2) == NULL);
+	t_true(pstats().evictions > st.evictions);
+	t_eq(uswap_region_destroy(pg, b), 0);
+}
+
+/* ------------------------------------------------------------------------
  * quick: freeing leaves nothing in use
  * ---------------------------------------------------------------------- */
 
@@ -996,6 +1042,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pager_integrity_order4_folios_4x_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_integrity_with_readahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_resident_never_exceeds_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_full_device_maps_over_limit_and_loses_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_freed_regions_and_pager_leave_no_slot_in_use, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_read_error_faults_with_sigbus_never_wrong_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_read_error_with_readahead_faults_where_used, setup, teardown),

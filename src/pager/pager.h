@@ -195,6 +195,11 @@ struct uswap_pager {
 
 	_Atomic uint64_t resident;      /* pages charged */
 	_Atomic uint64_t resident_peak;
+	/* Until this time (ns), reclaim offers no dirty folio to swap: the
+	 * last swap-out failed (swap full or failing). Without the pause every
+	 * fault would write-protect, fail and restore a whole batch again.
+	 * Cleared as soon as slots are freed. */
+	_Atomic uint64_t swap_full_until;
 
 	/* Regions. lock: write for create/destroy, read for everything that
 	 * touches a region (see the top of this file). */

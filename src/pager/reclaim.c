@@ -51,6 +51,7 @@
 #define RECLAIM_MAX_BATCH 1024         /* folios picked per pass */
 #define CHARGE_STALL_NS   (2000000000ull) /* no progress this long: over limit */
 #define DIRECT_BATCH_PAGES 64           /* see direct_batch() */
+#define SWAP_FULL_PAUSE_NS (10000000ull) /* see p->swap_full_until */
 
 /* ------------------------------------------------------------------------
  * Slots of a folio
@@ -145,6 +146,10 @@ void folio_free_slots(struct uswap_pager *p, struct pager_region *r, size_t idx,
 		err = uswap_swap_free(p->u, (uswap_entry_t){ first }, p->order);
 		WARN_ONCE(err, "pager: swap_free(order %u) = %d", p->order, err);
 	}
+	/* Room again: end a swap-full pause (a load first: no shared write
+	 * on every free). */
+	if (first && atomic_load_explicit(&p->swap_full_until, memory_order_relaxed))
+		atomic_store_explicit(&p->swap_full_until, 0, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------------------
@@ -341,6 +346,7 @@ struct victim {
 	bool dirty;        /* EVICTING (write needed), else DROPPING (clean) */
 	bool whole;        /* slots as one allocation (after the write) */
 	bool keep;         /* cancelled: stays resident */
+	bool wp;           /* write-protected by this eviction */
 };
 
 /*
@@ -395,6 +401,7 @@ static unsigned int clock_pick(struct uswap_pager *p, struct victim *v, unsigned
 		v[n].dirty = pf_state(s) == PF_RESIDENT;
 		v[n].whole = (s & PF_WHOLE) != 0;
 		v[n].keep = false;
+		v[n].wp = false;
 		n++;
 	}
 	pthread_mutex_unlock(&p->hand_lock);
@@ -447,9 +454,12 @@ static int run_protect(struct uswap_pager *p, struct victim *v, unsigned int n)
 	int err = uffd_writeprotect(p->uffd, folio_addr(v->r, v->idx),
 				    n * p->folio_bytes, true);
 
-	if (WARN_ONCE(err, "pager: UFFDIO_WRITEPROTECT = %d", err))
-		for (unsigned int i = 0; i < n; i++)
+	for (unsigned int i = 0; i < n; i++) {
+		v[i].wp = !err;
+		if (err)
 			v[i].keep = true; /* cannot evict it safely */
+	}
+	WARN_ONCE(err, "pager: UFFDIO_WRITEPROTECT = %d", err);
 	return 0;
 }
 
@@ -476,7 +486,7 @@ static void victim_keep(struct uswap_pager *p, struct victim *v, bool written)
 
 	if (written)
 		folio_free_slots(p, v->r, v->idx, v->whole);
-	if (v->dirty)
+	if (v->wp)
 		uffd_writeprotect(p->uffd, folio_addr(v->r, v->idx), p->folio_bytes, false);
 	s = atomic_load_explicit(state, memory_order_relaxed);
 	if (v->dirty)
@@ -484,7 +494,8 @@ static void victim_keep(struct uswap_pager *p, struct victim *v, bool written)
 	else /* a clean folio is only kept if it could not be unmapped */
 		atomic_store_explicit(state, (s & PF_WHOLE) | PF_CLEAN | PF_REF,
 				      memory_order_release);
-	pager_count(p, evict_cancelled);
+	if (v->wp || written || !v->dirty) /* not a swap-full pause's skip */
+		pager_count(p, evict_cancelled);
 }
 
 /*
@@ -498,11 +509,21 @@ static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
 	int swap_err = 0;
 	long freed = 0;
 
+	/* In a swap-full pause, only clean folios can go. */
+	if (pager_now_ns() < atomic_load_explicit(&p->swap_full_until, memory_order_relaxed)) {
+		for (unsigned int i = 0; i < n; i++)
+			if (v[i].dirty) {
+				v[i].keep = true;
+				swap_err = -ENOSPC;
+			}
+	}
 	for_each_run(p, v, n, is_dirty, run_protect);
 	for (unsigned int i = 0; i < n; i++) {
 		bool written = false;
 
-		if (v[i].dirty && !v[i].keep) {
+		if (v[i].dirty && !v[i].keep && swap_err) {
+			v[i].keep = true; /* the swap just failed: do not retry */
+		} else if (v[i].dirty && !v[i].keep) {
 			int err;
 
 			tsan_ignore_reads_begin();
@@ -512,8 +533,10 @@ static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
 
 			if (err) {
 				v[i].keep = true;
-				if (!swap_err)
-					swap_err = err;
+				swap_err = err;
+				atomic_store_explicit(&p->swap_full_until,
+						      pager_now_ns() + SWAP_FULL_PAUSE_NS,
+						      memory_order_relaxed);
 			} else {
 				written = true;
 			}
