@@ -578,6 +578,40 @@ static void test_malformed_entries_get_einval(void **state)
 	t_put(u, folio, 1);
 }
 
+/* Outside tester, #12 item 6: an entry of a live slot with bit 63 set
+ * (outside the type and offset bits) was taken for that slot by every
+ * call. Each must refuse it and change nothing. */
+static void test_entry_with_bit_63_set_gets_einval_and_changes_nothing(void **state)
+{
+	struct uswap *u = new_instance(state);
+	uswap_entry_t held[4];
+	struct snapshot s;
+	char page[USWAP_PAGE_SIZE];
+	bool cache;
+	uswap_entry_t live, garbage;
+
+	busy_device(u, held, 4);
+	live = held[0]; /* pinned by the allocation; one reference more: */
+	t_eq(uswap_dup(u, live), 0);
+	garbage.val = live.val | (UINT64_C(1) << 63);
+	t_eq(uswap_entry_type(garbage), uswap_entry_type(live)); /* looks alike */
+	t_eq_u64(uswap_entry_offset(garbage), uswap_entry_offset(live));
+	t_true(!uswap_entry_valid_bits(garbage));
+	t_true(uswap_entry_valid_bits(live));
+	take(u, &s);
+	t_eq(uswap_free(u, garbage, 1), -EINVAL);
+	t_eq(uswap_dup(u, garbage), -EINVAL);
+	t_eq(uswap_cache_pin(u, garbage), -EINVAL);
+	t_eq(uswap_put_folio(u, garbage, 0), -EINVAL);
+	t_eq(uswap_slot_count(u, garbage, &cache), -EINVAL);
+	t_eq(uswap_swap_in(u, garbage, 0, page), -EINVAL);
+	t_eq(uswap_swap_free(u, garbage, 0), -EINVAL);
+	t_eq(uswap_cache_drop(u, garbage, 0), -EINVAL);
+	assert_unchanged(u, &s, 0);
+	t_eq(uswap_slot_count(u, live, &cache), 1);
+	t_true(cache);
+}
+
 static void test_create_rejects_more_than_max_cpus(void **state)
 {
 	struct uswap_config cfg = { .nr_cpus = USWAP_MAX_CPUS + 1 };
@@ -635,6 +669,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_slot_0_is_never_handed_out, t_setup_cpu0, t_teardown_instance),
 		cmocka_unit_test_setup_teardown(test_order_above_9_gets_einval, t_setup_cpu0, t_teardown_instance),
 		cmocka_unit_test_setup_teardown(test_malformed_entries_get_einval, t_setup_cpu0, t_teardown_instance),
+		cmocka_unit_test_setup_teardown(test_entry_with_bit_63_set_gets_einval_and_changes_nothing, t_setup_cpu0, t_teardown_instance),
 		cmocka_unit_test_setup_teardown(test_create_rejects_more_than_max_cpus, t_setup_cpu0, t_teardown_instance),
 		cmocka_unit_test_setup_teardown(test_stats_get_respects_the_callers_size, t_setup_cpu0, t_teardown_instance),
 	};

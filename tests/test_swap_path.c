@@ -11,11 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "dev/backend.h"
+#include "dev/faulty.h"
 #include "dev/zram.h"
 #include "t_util.h"
 
@@ -45,6 +48,39 @@ static void fill(void *buf, unsigned int order, uint64_t seed)
 
 	for (size_t i = 0; i < folio_bytes(order) / 8; i++)
 		w[i] = t_rand(&s);
+}
+
+/* A swap file of @mib MiB made by util-linux mkswap (written out, no
+ * holes) at a fresh path in /tmp, copied to @path. Return: false (the test
+ * is skipped) when mkswap is not there. */
+static bool mkswap_file(char *path, size_t len, unsigned int mib)
+{
+	char cmd[400];
+	int fd;
+
+	snprintf(path, len, "/tmp/uswap-test-swapfile-XXXXXX");
+	fd = mkstemp(path);
+	t_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "dd if=/dev/zero of=%s bs=1M count=%u status=none && mkswap -q -L t %s >/dev/null 2>&1",
+		 path, mib, path);
+	if (access("/usr/sbin/mkswap", X_OK) || system(cmd)) {
+		unlink(path);
+		t_skip("util-linux mkswap is not available");
+		return false;
+	}
+	return true;
+}
+
+static int swapon_spec(const char *spec)
+{
+	char err[256];
+	int type = uswap_swapon_spec(u, spec, err, sizeof(err));
+
+	if (type < 0)
+		fail_msg("swapon %s: %s (%s)", spec, err, t_errname(type));
+	return type;
 }
 
 static int setup(void **state)
@@ -133,40 +169,331 @@ static void test_swap_in_of_free_slot_is_refused(void **state)
 	t_eq(uswap_swap_in(u, uswap_entry(31, 600), 0, buf), -EINVAL);
 }
 
-/* Every write of the first N fails: swap_out retries on fresh slots and
- * retires the failed ones; the data lands intact. */
-static void test_failed_write_retires_slots_and_loses_nothing(void **state)
+/* Outside tester, #12 item 2: a free that drops the last reference of a
+ * slot whose HAS_CACHE pin someone else holds (a swap-in that pinned it)
+ * dropped that pin too, so the slot was handed out again while its owner
+ * still used it. The slot must stay pinned until that owner lets go. */
+static void test_swap_free_leaves_a_pin_another_owner_holds(void **state)
 {
-	struct faulty_opts fo = { .write_error_rate = 1.0, .seed = 1 };
-	struct backend *ram, *bad;
-	char err[128], out[USWAP_PAGE_SIZE], in[USWAP_PAGE_SIZE];
+	char out[USWAP_PAGE_SIZE];
+	uswap_entry_t e, *more = calloc(4 * USWAP_CLUSTER_SLOTS, sizeof(*more));
+	size_t n = 0;
+	bool cached;
+	int type = swapon_ram(4 * USWAP_CLUSTER_SLOTS, -1);
+
+	fill(out, 0, 21);
+	t_eq(uswap_swap_out(u, out, 0, 0, &e), 0);
+	t_eq(uswap_cache_pin(u, e), 0);
+	t_eq(uswap_swap_free(u, e, 0), 0); /* the last reference */
+	t_eq(uswap_slot_count(u, e, &cached), 0); /* not free: still pinned */
+	t_true(cached);
+	/* Every other slot of the device can be taken; that one never. */
+	while (uswap_swap_out(u, out, 0, 0, &more[n]) == 0) {
+		if (more[n].val == e.val)
+			fail_msg("slot %llu handed out while pinned",
+				 (unsigned long long)uswap_entry_offset(e));
+		n++;
+	}
+	t_eq_u64(n, t_info(u, type).pages - 1);
+	t_eq(uswap_put_folio(u, e, 0), 0); /* the owner lets go: now free */
+	t_eq(uswap_slot_count(u, e, NULL), -ENOENT);
+	t_eq(uswap_put_folio(u, e, 0), -ENOENT);
+	for (size_t i = 0; i < n; i++)
+		t_eq(uswap_swap_free(u, more[i], 0), 0);
+	t_eq_u64(t_info(u, type).inuse, 0);
+	t_check(u);
+	free(more);
+}
+
+/* Outside tester, #12 item 5: a zram device at prio 100 whose writes fail
+ * from the 257th on (zram's memory limit), over a file at prio 0. Every
+ * folio must land on the file once zram fails, and zram's slots must not
+ * be retired: a failed write is not a bad sector. */
+static void test_failed_write_passes_device_over_and_folio_lands_below(void **state)
+{
+	enum { N = 2000 };
+	char path[64], spec[128], out[USWAP_PAGE_SIZE], in[USWAP_PAGE_SIZE];
+	uswap_entry_t *e = calloc(N, sizeof(*e));
+	unsigned int on_zram = 0, on_file = 0;
+
+	if (!mkswap_file(path, sizeof(path), 32))
+		return;
+	struct uswap_backend *fb;
+	char err[256];
+
+	t_eq(uswap_backend_open("faulty:fail_nth=257,persistent:zram:16M", &fb, NULL,
+				err, sizeof(err)), 0);
+	struct uswap_swapon_args a = { .prio = 100, .backend = fb };
+	int zram = uswap_swapon(u, &a);
+
+	t_true(zram >= 0);
+	snprintf(spec, sizeof(spec), "file:%s:prio=0", path);
+	int file = swapon_spec(spec);
+	uint64_t zram_pages = t_info(u, zram).pages;
+
+	for (unsigned int i = 0; i < N; i++) {
+		fill(out, 0, 1000 + i);
+		t_eq(uswap_swap_out(u, out, 0, 0, &e[i]), 0);
+		if (uswap_entry_type(e[i]) == (unsigned int)zram)
+			on_zram++;
+		else if (uswap_entry_type(e[i]) == (unsigned int)file)
+			on_file++;
+	}
+	t_eq(on_zram, 256);
+	t_eq(on_file, N - 256);
+	t_eq_u64(t_info(u, zram).pages, zram_pages); /* nothing retired */
+	t_true(t_info(u, zram).write_errors >= 1);
+	t_true(t_info(u, zram).write_pauses >= 1);
+	t_eq_u64(t_info(u, zram).inuse, 256);
+	t_eq_u64(t_info(u, file).write_errors, 0);
+	/* The rule fails reads too: end it to read zram's folios back. */
+	t_eq(faulty_fail_nth((struct backend *)fb, 0, false), 0);
+	for (unsigned int i = 0; i < N; i++) {
+		fill(out, 0, 1000 + i);
+		t_eq(uswap_swap_in(u, e[i], 0, in), 0);
+		if (memcmp(in, out, sizeof(in)))
+			fail_msg("swap-out %u read back different bytes", i);
+		t_eq(uswap_swap_free(u, e[i], 0), 0);
+	}
+	t_eq_u64(t_info(u, zram).inuse, 0);
+	t_eq_u64(t_info(u, file).inuse, 0);
+	t_check(u);
+	t_eq(uswap_swapoff(u, file), 0);
+	t_eq(uswap_swapoff(u, zram), 0);
+	unlink(path);
+	free(e);
+}
+
+/* A device whose one write failed is passed over only for its pause, then
+ * takes folios again (zram under its limit once memory was freed). */
+static void test_device_comes_back_after_its_write_pause(void **state)
+{
+	char out[USWAP_PAGE_SIZE];
+	uswap_entry_t e, back;
+	int flaky = swapon_spec("faulty:fail_nth=1,prio=10:ram:16M");
+	int good = swapon_ram(DEV_SLOTS, 5);
+
+	fill(out, 0, 31);
+	t_eq(uswap_swap_out(u, out, 0, 0, &e), 0); /* fails once, lands below */
+	t_eq(uswap_entry_type(e), (unsigned int)good);
+	t_eq_u64(t_info(u, flaky).write_errors, 1);
+	t_true(t_info(u, flaky).write_paused);
+	/* Poll (no timing is asserted): the pause is 10 ms; give it 5 s. */
+	for (int ms = 0; ms < 5000; ms++) {
+		t_eq(uswap_swap_out(u, out, 0, 0, &back), 0);
+		if (uswap_entry_type(back) == (unsigned int)flaky)
+			break;
+		t_eq(uswap_swap_free(u, back, 0), 0);
+		usleep(1000);
+	}
+	t_eq(uswap_entry_type(back), (unsigned int)flaky);
+	t_true(!t_info(u, flaky).write_paused);
+	t_eq(uswap_swap_free(u, back, 0), 0);
+	t_eq(uswap_swap_free(u, e, 0), 0);
+	t_check(u);
+}
+
+/* Every device fails its writes: the caller is told -EIO and keeps its
+ * page; nothing stays allocated and nothing is retired. A single device
+ * in a pause is still tried: a pause never makes room look full. */
+static void test_every_device_failing_is_eio_and_holds_nothing(void **state)
+{
+	char out[USWAP_PAGE_SIZE];
+	uswap_entry_t e;
+	int a = swapon_spec("faulty:write=1,prio=10:ram:16M");
+	int b = swapon_spec("faulty:write=1,prio=5:ram:16M");
+	uint64_t pages = t_info(u, a).pages;
+
+	fill(out, 0, 41);
+	t_eq(uswap_swap_out(u, out, 0, 0, &e), -EIO);
+	/* Both, then the paused ones again rather than nothing: 4 tries. */
+	t_true(t_info(u, a).write_errors >= 1 && t_info(u, b).write_errors >= 1);
+	t_eq_u64(t_info(u, a).write_errors + t_info(u, b).write_errors, 4);
+	t_eq_u64(t_info(u, a).inuse + t_info(u, b).inuse, 0);
+	t_eq_u64(t_info(u, a).pages, pages);
+	t_check(u);
+}
+
+struct unuse_owner {
+	unsigned int pinned_offered, referenced_offered;
+	struct uswap *u;
+};
+
+/* The owner's swapoff callback: a slot it holds with a reference is
+ * simply dropped (the test keeps no data); one it only pinned is let go. */
+static int unuse_drop(void *ctx, uswap_entry_t e)
+{
+	struct unuse_owner *o = ctx;
+	long count = uswap_slot_count(o->u, e, NULL);
+
+	if (count == 0) {
+		o->pinned_offered++;
+		return uswap_put_folio(o->u, e, 0);
+	}
+	o->referenced_offered++;
+	return uswap_swap_free(o->u, e, 0);
+}
+
+/* Outside tester, #12 item 4: slots allocated (pinned) and never written
+ * were never offered to the owner, so swapoff gave -EBUSY after seconds
+ * with no callback at all. */
+static void test_swapoff_offers_slots_only_pinned_to_the_owner(void **state)
+{
+	struct unuse_owner o = { .u = u };
+	char out[USWAP_PAGE_SIZE];
+	uswap_entry_t pinned, written;
+	int type = swapon_ram(DEV_SLOTS, -1);
+
+	t_eq(uswap_alloc(u, 2, &pinned), 0); /* 4 slots, HAS_CACHE, count 0 */
+	fill(out, 0, 51);
+	t_eq(uswap_swap_out(u, out, 0, 0, &written), 0);
+	uswap_set_unuse(u, unuse_drop, &o);
+	t_eq(uswap_swapoff(u, type), 0);
+	uswap_set_unuse(u, NULL, NULL);
+	t_eq(o.pinned_offered, 4);
+	t_eq(o.referenced_offered, 1);
+	t_eq(uswap_slot_count(u, pinned, NULL), -EINVAL); /* device gone */
+}
+
+/* In a child process: can @spec's backend be opened? Return: its errno. */
+static int open_in_child(const char *spec)
+{
+	struct uswap_backend *b;
+	int status, rc;
+	pid_t pid = fork();
+
+	t_true(pid >= 0);
+	if (pid == 0) {
+		rc = uswap_backend_open(spec, &b, NULL, NULL, 0);
+		if (rc == 0)
+			uswap_backend_close(b);
+		_exit(-rc & 0xff);
+	}
+	t_eq(waitpid(pid, &status, 0), pid);
+	t_true(WIFEXITED(status));
+	return -WEXITSTATUS(status);
+}
+
+static int nr_devices(void)
+{
+	struct uswap_device_info info;
+	int n = 0;
+
+	for (int type = 0; type < USWAP_MAX_DEVICES; type++)
+		n += uswap_device_info(u, type, &info) == 0;
+	return n;
+}
+
+/* @spec must be refused with -EBUSY, saying why, and add no device. */
+static void assert_busy(const char *spec)
+{
+	char err[256] = "";
+	int before = nr_devices();
+
+	t_eq(uswap_swapon_spec(u, spec, err, sizeof(err)), -EBUSY);
+	if (!strstr(err, "in use"))
+		fail_msg("%s: refused without saying why: '%s'", spec, err);
+	t_eq(nr_devices(), before);
+}
+
+/* Outside tester, #12 item 1: the same file swapped on twice was taken
+ * as two devices sharing its slots, so one device's page read back as the
+ * other's. The kernel claims the inode (-EBUSY); so must uswap, through
+ * any name of the file and from any process. */
+static void test_same_file_swapped_on_twice_is_ebusy(void **state)
+{
+	char path[64], sym[80], hard[80], spec[128];
+	char out[USWAP_PAGE_SIZE], in[USWAP_PAGE_SIZE];
 	uswap_entry_t e;
 
-	/* A device whose every write fails, at the higher priority, and a
-	 * good one below it: swap_out must end up on the good one. */
-	t_eq(backend_ram_open((uint64_t)DEV_SLOTS * USWAP_PAGE_SIZE, &ram, err, sizeof(err)), 0);
-	t_eq(backend_faulty_open(ram, &fo, &bad, err, sizeof(err)), 0);
-	struct uswap_swapon_args a = { .prio = 10, .backend = (struct uswap_backend *)bad };
-	int bad_type = uswap_swapon(u, &a);
-	t_true(bad_type >= 0);
-	int good_type = swapon_ram(DEV_SLOTS, 5);
-	uint64_t pages_before = t_info(u, bad_type).pages;
+	if (!mkswap_file(path, sizeof(path), 16))
+		return;
+	snprintf(sym, sizeof(sym), "%s.sym", path);
+	snprintf(hard, sizeof(hard), "%s.hard", path);
+	t_eq(symlink(path, sym), 0);
+	t_eq(link(path, hard), 0);
+	snprintf(spec, sizeof(spec), "file:%s", path);
+	int type = swapon_spec(spec);
 
-	fill(out, 0, 11);
-	int rc = uswap_swap_out(u, out, 0, 0, &e);
-	/* 4 tries, all on the failing device (it stays available): -EIO and
-	 * the caller keeps its page... */
-	t_eq(rc, -EIO);
-	t_eq_u64(t_info(u, bad_type).pages, pages_before - 4);
-	t_eq_u64(t_stats(u).write_errors, 4);
-	/* ...and once it is gone, the good device takes the page. */
-	t_eq(uswap_swapoff(u, bad_type), 0);
+	assert_busy(spec);
+	snprintf(spec, sizeof(spec), "file:%s:prio=5", sym);
+	assert_busy(spec);
+	snprintf(spec, sizeof(spec), "file:%s", hard);
+	assert_busy(spec);
+	snprintf(spec, sizeof(spec), "faulty:seed=1:file:%s", path);
+	assert_busy(spec);
+	t_eq(open_in_child(spec + strlen("faulty:seed=1:")), -EBUSY);
+	/* The one device still works, and the file is free once it is off. */
+	fill(out, 0, 61);
 	t_eq(uswap_swap_out(u, out, 0, 0, &e), 0);
-	t_eq(uswap_entry_type(e), (unsigned int)good_type);
 	t_eq(uswap_swap_in(u, e, 0, in), 0);
 	t_true(memcmp(in, out, sizeof(in)) == 0);
 	t_eq(uswap_swap_free(u, e, 0), 0);
-	t_check(u);
+	t_eq(uswap_swapoff(u, type), 0);
+	t_eq(open_in_child(spec + strlen("faulty:seed=1:")), 0);
+	snprintf(spec, sizeof(spec), "file:%s", sym);
+	t_eq(uswap_swapoff(u, swapon_spec(spec)), 0);
+	unlink(sym);
+	unlink(hard);
+	unlink(path);
+}
+
+static char loop_dev[64]; /* set while test_same_block_device... holds one */
+
+static int teardown_loop(void **state)
+{
+	char cmd[128];
+
+	teardown(state); /* swapoff by destroy, before the loop goes */
+	if (loop_dev[0]) {
+		snprintf(cmd, sizeof(cmd), "losetup -d %s", loop_dev);
+		if (system(cmd))
+			fprintf(stderr, "could not detach %s\n", loop_dev);
+		loop_dev[0] = 0;
+	}
+	return 0;
+}
+
+/* The same for a block device (a loop device over a swap file): the
+ * second open is refused through the node and through its /dev/block
+ * alias, as the kernel's exclusive claim refuses it. */
+static void test_same_block_device_swapped_on_twice_is_ebusy(void **state)
+{
+	char path[64], cmd[128], spec[128], alias[64];
+	struct stat st;
+	FILE *p;
+
+	if (geteuid() != 0 || access("/usr/sbin/losetup", X_OK) != 0) {
+		t_skip("needs root and util-linux losetup for a loop device");
+		return;
+	}
+	if (!mkswap_file(path, sizeof(path), 16))
+		return;
+	snprintf(cmd, sizeof(cmd), "losetup --find --show %s 2>/dev/null", path);
+	p = popen(cmd, "r");
+	t_true(p != NULL);
+	if (!fgets(loop_dev, sizeof(loop_dev), p))
+		loop_dev[0] = 0;
+	pclose(p);
+	unlink(path); /* the loop device keeps the file */
+	loop_dev[strcspn(loop_dev, "\n")] = 0;
+	if (!loop_dev[0]) {
+		t_skip("no loop device could be set up here");
+		return;
+	}
+	snprintf(spec, sizeof(spec), "file:%s", loop_dev);
+	int type = swapon_spec(spec);
+
+	assert_busy(spec);
+	t_eq(stat(loop_dev, &st), 0);
+	snprintf(alias, sizeof(alias), "/dev/block/%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	if (access(alias, F_OK) == 0) {
+		snprintf(spec, sizeof(spec), "file:%s", alias);
+		assert_busy(spec);
+	}
+	t_eq(uswap_swapoff(u, type), 0);
+	snprintf(spec, sizeof(spec), "file:%s", loop_dev);
+	t_eq(uswap_swapoff(u, swapon_spec(spec)), 0);
 }
 
 /* Folios of orders 0..4 through every kind of device a spec can name. */
@@ -207,24 +534,10 @@ static void test_specs_round_trip_on_every_backend_kind(void **state)
 
 static void test_mkswap_file_round_trips_through_swap_path(void **state)
 {
-	char path[] = "/tmp/uswap-test-swapfile-XXXXXX", cmd[256], spec[300];
-	int fd = mkstemp(path);
+	char path[64], spec[128];
 
-	t_true(fd >= 0);
-	t_eq(ftruncate(fd, 16 << 20), 0);
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "mkswap -q %s >/dev/null 2>&1", path);
-	if (access("/usr/sbin/mkswap", X_OK) || system(cmd)) {
-		unlink(path);
-		t_skip("util-linux mkswap is not available");
+	if (!mkswap_file(path, sizeof(path), 16))
 		return;
-	}
-	/* mkswap on a truncated file leaves holes, which swapon refuses, so
-	 * fill it for real first, as one does for a swap file. */
-	snprintf(cmd, sizeof(cmd),
-		 "dd if=/dev/zero of=%s bs=1M count=16 status=none && mkswap -q -L t %s >/dev/null",
-		 path, path);
-	t_eq(system(cmd), 0);
 	snprintf(spec, sizeof(spec), "file:%s", path);
 	round_trip_spec(spec, true);
 	snprintf(spec, sizeof(spec), "file:%s:sync", path);
@@ -237,23 +550,15 @@ static void test_mkswap_file_round_trips_through_swap_path(void **state)
  * whole again (no holes: swapon would refuse it) after swapoff. */
 static void test_file_discard_punches_freed_clusters(void **state)
 {
-	char path[] = "/tmp/uswap-test-discard-XXXXXX", cmd[300], spec[300], err[256];
+	char path[64], spec[300], err[256];
 	char out[USWAP_PAGE_SIZE * 16], in[sizeof(out)];
 	struct stat st_full, st_punched;
 	uswap_entry_t big, small;
-	int fd = mkstemp(path);
-	void *cluster = malloc(folio_bytes(9));
+	void *cluster;
 
-	t_true(fd >= 0);
-	close(fd);
-	snprintf(cmd, sizeof(cmd),
-		 "dd if=/dev/zero of=%s bs=1M count=16 status=none && mkswap -q %s >/dev/null 2>&1",
-		 path, path);
-	if (access("/usr/sbin/mkswap", X_OK) || system(cmd)) {
-		unlink(path);
-		t_skip("util-linux mkswap is not available");
+	if (!mkswap_file(path, sizeof(path), 16))
 		return;
-	}
+	cluster = malloc(folio_bytes(9));
 	snprintf(spec, sizeof(spec), "file:%s:discard", path);
 	int type = uswap_swapon_spec(u, spec, err, sizeof(err));
 	if (type < 0)
@@ -330,11 +635,17 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_clean_copy_comes_back_from_cache_without_io, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_of_cached_folio_drops_copy_and_slots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_swap_in_of_free_slot_is_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_failed_write_retires_slots_and_loses_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_swap_free_leaves_a_pin_another_owner_holds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_write_passes_device_over_and_folio_lands_below, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_comes_back_after_its_write_pause, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_device_failing_is_eio_and_holds_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_swapoff_offers_slots_only_pinned_to_the_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_specs_round_trip_on_every_backend_kind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zram_memory_follows_swap_out_and_free, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mkswap_file_round_trips_through_swap_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_discard_punches_freed_clusters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_same_file_swapped_on_twice_is_ebusy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_same_block_device_swapped_on_twice_is_ebusy, setup, teardown_loop),
 	};
 	return t_run(tests);
 }

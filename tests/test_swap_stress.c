@@ -8,11 +8,14 @@
  *  - swapoff of a device holding 10^4 slots, while 2 threads keep swapping
  *    the same pages in and out, moves every page through the owner's
  *    unuse callback: afterwards every page reads back identical and the
- *    device is gone.
+ *    device is gone;
+ *  - swapon/swapoff of a device while a thread swaps out: no swap-out
+ *    ever meets a device whose backend is not attached yet.
  * Arguments: none; USWAP_STRESS_SCALE shrinks the work, USWAP_TEST_SEED
  * fixes the seed.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -330,12 +333,84 @@ static void test_swapoff_without_owner_is_refused_while_busy(void **state)
 	uswap_destroy(u);
 }
 
+struct publish_race {
+	struct uswap *u;
+	_Atomic bool stop;
+	_Atomic uint64_t swap_outs, unsupported, other_errors;
+};
+
+/* Swap a page out and free it again, as fast as possible. */
+static void *swap_out_loop(void *arg)
+{
+	struct publish_race *r = arg;
+	char page[PAGE];
+	uswap_entry_t e;
+	uint64_t rng = 7;
+
+	while (!atomic_load(&r->stop)) {
+		stamp(page, t_rand(&rng), 0);
+		int rc = uswap_swap_out(r->u, page, 0, 0, &e);
+
+		atomic_fetch_add(&r->swap_outs, 1);
+		if (rc == -EOPNOTSUPP)
+			atomic_fetch_add(&r->unsupported, 1);
+		else if (rc)
+			atomic_fetch_add(&r->other_errors, 1);
+		else if ((rc = uswap_swap_free(r->u, e, 0)))
+			t_fail_async("swap_free: %s", t_errname(rc));
+	}
+	return NULL;
+}
+
+/* Outside tester, #12 item 3: a device swapped on while another thread
+ * swaps out was found in its ring before its backend was attached, and
+ * ~146,000 swap-outs failed with -EOPNOTSUPP. A device must be published
+ * complete: no swap-out may fail while the base device has room. */
+static void test_swap_out_never_finds_a_device_without_its_backend(void **state)
+{
+	struct publish_race r = { .u = t_create(2, 0) };
+	unsigned int cycles = (unsigned int)(200 * t_env_scale()) + 10;
+	char err[256];
+	pthread_t th;
+
+	t_async_reset();
+	if (uswap_swapon_spec(r.u, "zram:16M", err, sizeof(err)) < 0)
+		fail_msg("swapon zram:16M: %s", err);
+	pthread_create(&th, NULL, swap_out_loop, &r);
+	for (unsigned int i = 0; i < cycles; i++) {
+		int type = uswap_swapon_spec(r.u, "zram:16M:prio=10", err, sizeof(err));
+
+		if (type < 0) {
+			atomic_store(&r.stop, true);
+			pthread_join(th, NULL);
+			fail_msg("swapon zram:16M:prio=10: %s", err);
+		}
+		sched_yield();
+		int rc;
+
+		while ((rc = uswap_swapoff(r.u, type)) == -EBUSY)
+			sched_yield(); /* the loop holds one of its slots */
+		t_eq(rc, 0);
+	}
+	atomic_store(&r.stop, true);
+	pthread_join(th, NULL);
+	t_assert_no_async_failure("swap-out loop");
+	printf("# %llu swap-outs over %u swapon/swapoff cycles\n",
+	       (unsigned long long)atomic_load(&r.swap_outs), cycles);
+	t_eq_u64(atomic_load(&r.unsupported), 0);
+	t_eq_u64(atomic_load(&r.other_errors), 0);
+	t_eq_u64(t_total_inuse(r.u), 0);
+	t_check(r.u);
+	uswap_destroy(r.u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_faults_lose_no_page_and_never_return_wrong_data),
 		cmocka_unit_test(test_swapoff_moves_every_used_slot_under_traffic),
 		cmocka_unit_test(test_swapoff_without_owner_is_refused_while_busy),
+		cmocka_unit_test(test_swap_out_never_finds_a_device_without_its_backend),
 	};
 	return t_run(tests);
 }

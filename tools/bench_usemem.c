@@ -823,8 +823,8 @@ static void warn_pressure(const struct usemem_run *r)
 	if (r->o->no_pager)
 		return;
 	if (r->res.swap.write_errors)
-		fprintf(stderr, "uswap " CMD ": warning: %llu device writes failed (their "
-			"slots were retired as bad)\n",
+		fprintf(stderr, "uswap " CMD ": warning: %llu device writes failed (the "
+			"folios were retried on other slots or kept in memory)\n",
 			(unsigned long long)r->res.swap.write_errors);
 	if (ps->over_limit)
 		fprintf(stderr, "uswap " CMD ": warning: the limit could not be kept: %llu "

@@ -75,6 +75,14 @@ static inline uint64_t uswap_entry_offset(uswap_entry_t e)
 	return e.val & USWAP_OFFSET_MASK;
 }
 
+/* Whether @e uses only the type and offset bits: bit 63 is never part of
+ * an entry uswap hands out, and every call taking an entry refuses one
+ * with it set (-EINVAL) instead of masking it off. */
+static inline bool uswap_entry_valid_bits(uswap_entry_t e)
+{
+	return (e.val >> (USWAP_TYPE_SHIFT + 5)) == 0;
+}
+
 /* ------------------------------------------------------------------------
  * Instances
  * ---------------------------------------------------------------------- */
@@ -89,7 +97,13 @@ struct uswap_backend; /* where a device's data lives: ram, zram, file, faulty */
  * device (uswap_swap_out) and switch its reference, then drop its
  * references to @entry (uswap_swap_free). Slots of one folio are offered
  * one by one; after the owner freed the whole folio the other slots are
- * no longer in use and are not offered again.
+ * no longer in use and are not offered again. A slot held only by its
+ * HAS_CACHE pin (uswap_alloc() or uswap_cache_pin() with no reference
+ * yet: uswap_slot_count() says 0) is offered too, once about 10 ms pass
+ * with nothing freed (the swap path's own writes and frees finish without
+ * the owner); the owner lets go of it with uswap_put_folio(), or finishes
+ * with it and frees it. Returning 0 for a slot the owner does not know
+ * is allowed: the slot is offered again on the next sweep.
  * Return: 0, or -errno to abort the swapoff (the device is put back).
  * Context: runs in the swapoff thread, without uswap locks held.
  */
@@ -300,9 +314,9 @@ USWAP_API int uswap_swapon(struct uswap *u, const struct uswap_swapon_args *args
  * slot is handed to it until none is left (try_to_unuse()); meanwhile
  * swap-ins from the device keep working and no new slot is allocated on it.
  * Return: 0; -ENOENT (@type not swapped on, or outside 0..31); -EBUSY
- * (slots in use and no owner callback: the device is put back exactly as
- * it was); the callback's -errno (device put back, with what was already
- * moved staying moved).
+ * (slots in use and no owner callback, or about 5 s of sweeps with nothing
+ * freed: the device is put back, with what was already moved staying
+ * moved); the callback's -errno (device put back, likewise).
  * Context: may sleep; serialised with swapon by the instance's swapon lock.
  */
 USWAP_API int uswap_swapoff(struct uswap *u, int type);
@@ -329,7 +343,9 @@ USWAP_API int uswap_swapoff(struct uswap *u, int type);
  * src/alloc/policy.h) change how the device is chosen: GLOBAL_ROTATE and
  * LEGACY_PRIO give -E2BIG after the first device with room, and
  * PERCPU_GLOBAL serves from the CPU's current cluster whatever its
- * device's priority.
+ * device's priority. A device in a write pause (see uswap_swap_out()) is
+ * passed over while a device of any priority has room, and used when
+ * none has.
  * @order: 0..9.
  * @entry: receives the first slot's entry.
  * Return: 0; -E2BIG (order > 0 and no device of the serving priority has a
@@ -434,7 +450,7 @@ struct uswap_stats {
 	uint64_t ring_advance; /* ring readers moved to the next device */
 	uint64_t swpin;        /* folios read back by uswap_swap_in() */
 	uint64_t swpin_cached; /* ... of which served by the swap cache */
-	uint64_t write_errors; /* failed device writes (slots marked bad) */
+	uint64_t write_errors; /* failed device writes (folio retried) */
 	uint64_t read_errors;  /* failed device reads (-EIO returned) */
 	uint64_t unuse_slots;  /* slots handed to the unuse callback */
 	struct uswap_lock_stats locks[USWAP_LOCK_MAX];
@@ -490,6 +506,11 @@ struct uswap_device_info {
 				     per-CPU caches + count side tables */
 	int node;                 /* emulated NUMA node (swapon args) */
 	uint32_t discard_clusters;/* emptied, waiting for a discard */
+	uint64_t write_errors;    /* writes to this device that failed */
+	uint64_t write_pauses;    /* times allocation began passing the
+				     device over after a failed write */
+	bool write_paused;        /* passed over now (the pause ends by
+				     itself; see uswap_swap_out()) */
 };
 
 /*
@@ -564,11 +585,17 @@ USWAP_API int uswap_swapon_spec(struct uswap *u, const char *spec, char *err,
  * when the write completes; with it, a clean copy stays until
  * uswap_cache_drop() or the last uswap_swap_free(), and uswap_swap_in()
  * returns it with no I/O.
- * A failed write never loses data: the failed slots are marked bad (never
- * handed out again) and the folio is retried on new slots, up to 4 times.
+ * A failed write never loses data: the failed slots are freed again (a
+ * failure such as zram's memory limit is not a bad sector; the kernel
+ * marks nothing bad either), the device is passed over by allocation
+ * while any other device has room, for a pause (10 ms, doubled by each
+ * further failure up to 1.28 s, reset by a good write; counted in
+ * uswap_device_info()'s write_errors and write_pauses), and the folio is
+ * retried on the next device with room, up to 4 tries in all.
  * @pages: 2^order * USWAP_PAGE_SIZE bytes; read only, not kept.
- * Return: 0 with *@entry; -E2BIG (split the folio); -ENOSPC; -EIO (every
- * retry failed: the caller still has its pages); -EINVAL; -ENOMEM.
+ * Return: 0 with *@entry; -E2BIG (split the folio); -ENOSPC; -EIO (a
+ * write failed and no other device could take the folio, or every retry
+ * failed: the caller still has its pages); -EINVAL; -ENOMEM.
  * Context: any thread; sleeps on the device's I/O.
  */
 USWAP_API int uswap_swap_out(struct uswap *u, const void *pages, unsigned int order,
@@ -590,8 +617,12 @@ USWAP_API int uswap_swap_in(struct uswap *u, uswap_entry_t entry, unsigned int o
  * uswap_swap_free() - drop one reference to each slot of the folio
  * (free_swap_and_cache()): slots left without references lose any cached
  * copy, their data is discarded on the device (zram frees the memory at
- * once, as swap_slot_free_notify), and they become free.
+ * once, as swap_slot_free_notify), and they become free. A slot whose
+ * HAS_CACHE pin another caller holds (uswap_cache_pin() or uswap_alloc())
+ * is left pinned with no references: it is freed when that owner calls
+ * uswap_put_folio(); the device then forgets its data on reuse.
  * Return: 0; -ENOENT (a slot had no reference: nothing changed); -EINVAL.
+ * Context: any thread; takes the folio's cluster lock twice.
  */
 USWAP_API int uswap_swap_free(struct uswap *u, uswap_entry_t entry, unsigned int order);
 

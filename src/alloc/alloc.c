@@ -351,7 +351,7 @@ static int alloc_global_fast(struct alloc_ctx *ctx, unsigned int order,
 	struct swap_device *si = gc->dev[order];
 	uint32_t off;
 
-	if (!si || !gc->next[order] || !device_available(si))
+	if (!si || !gc->next[order] || !device_available(si) || device_passed_over(ctx, si))
 		return -ENOSPC;
 	ctx->next = &gc->next[order];
 	if (policy_device_lock(ctx->u))
@@ -502,6 +502,14 @@ static __cold int alloc_policy(struct alloc_ctx *ctx, unsigned int order,
 	return rc;
 }
 
+static inline int alloc_walk(struct alloc_ctx *ctx, unsigned int order,
+			     uswap_entry_t *entry)
+{
+	if (unlikely(ctx->u->policy_slow))
+		return alloc_policy(ctx, order, entry);
+	return alloc_rings(ctx, order, entry);
+}
+
 USWAP_API int uswap_alloc(struct uswap *u, unsigned int order, uswap_entry_t *entry)
 {
 	struct alloc_ctx ctx;
@@ -516,13 +524,17 @@ USWAP_API int uswap_alloc(struct uswap *u, unsigned int order, uswap_entry_t *en
 	ctx.pc = pc;
 	ctx.st = &pc->stats;
 	ctx.refill = false; /* ctx.next is set before every use */
+	ctx.use_paused = ctx.skipped_paused = false;
 	spin_lock(&pc->lock, lstat(ctx.st, USWAP_LOCK_PERCPU));
 
 	rcu_read_begin();
-	if (unlikely(u->policy_slow))
-		rc = alloc_policy(&ctx, order, entry);
-	else
-		rc = alloc_rings(&ctx, order, entry);
+	rc = alloc_walk(&ctx, order, entry);
+	if (unlikely(rc == -ENOSPC && ctx.skipped_paused)) {
+		/* Only devices that failed a write have room: better
+		 * another try there than a full answer. */
+		ctx.use_paused = true;
+		rc = alloc_walk(&ctx, order, entry);
+	}
 	rcu_read_end(&u->rcu_hb);
 
 	if (likely(rc == 0))

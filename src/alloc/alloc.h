@@ -86,10 +86,35 @@ static inline bool device_full(struct swap_device *si)
 	return atomic_load_explicit(&si->nr_full, memory_order_relaxed) & DEVICE_FULL;
 }
 
+bool device_pause_over(struct swap_device *si);
+void device_write_failed(struct swap_device *si);
+void device_write_done(struct swap_device *si);
+
+/* device_write_paused() - is @si passed over after a failed write? Only
+ * a paused device reads the clock; the pause ends by itself. */
+static inline bool device_write_paused(struct swap_device *si)
+{
+	if (likely(!atomic_load_explicit(&si->write_pause_until, memory_order_relaxed)))
+		return false;
+	return !device_pause_over(si);
+}
+
 /* device_available() - may the ring readers try @si? */
 static inline bool device_available(struct swap_device *si)
 {
 	return !device_full(si) && atomic_load_explicit(&si->writeok, memory_order_relaxed);
+}
+
+/* device_passed_over() - does this allocation skip @si for its write
+ * pause? A skip is recorded: when nothing else has room, uswap_alloc()
+ * tries again with paused devices, so a pause never turns room into
+ * -ENOSPC. */
+static inline bool device_passed_over(struct alloc_ctx *ctx, struct swap_device *si)
+{
+	if (likely(!device_write_paused(si)) || ctx->use_paused)
+		return false;
+	ctx->skipped_paused = true;
+	return true;
 }
 
 /* alloc.c */
@@ -117,8 +142,6 @@ struct swap_device *lock_range(struct uswap *u, uswap_entry_t entry,
 			       uint32_t *off, struct swap_cluster_info **ci);
 int put_range(struct swap_device *si, struct swap_cluster_info *ci,
 	      uint32_t off, unsigned int nr, bool cache, struct pcpu_stats *st);
-void slots_mark_bad(struct swap_device *si, struct swap_cluster_info *ci,
-		    uint32_t off, unsigned int nr);
 void slot_release(struct uswap *u, uswap_entry_t entry, struct pcpu_stats *st);
 
 static inline bool slot_in_use(uint8_t b)

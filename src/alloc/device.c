@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "alloc/alloc.h"
 #include "alloc/policy.h"
@@ -66,20 +67,80 @@ uint64_t device_inuse(struct swap_device *si, struct pcpu_stats *st)
 }
 
 /*
- * device_lookup() - the device and offset of @entry, or NULL when the type
- * is not swapped on or the offset lies past its end.
+ * device_lookup() - the device and offset of @entry, or NULL when a bit
+ * outside type and offset is set, the type is not swapped on or the offset
+ * lies past its end. Every call that takes an entry goes through here.
  * Context: inside an RCU read section, which keeps the device alive.
  */
 struct swap_device *device_lookup(struct uswap *u, uswap_entry_t entry,
 				  uint32_t *offset)
 {
-	struct swap_device *si = rcu_deref(u->devs[uswap_entry_type(entry)]);
+	struct swap_device *si;
 	uint64_t off = uswap_entry_offset(entry);
 
+	if (unlikely(!uswap_entry_valid_bits(entry)))
+		return NULL;
+	si = rcu_deref(u->devs[uswap_entry_type(entry)]);
 	if (!si || off >= si->max)
 		return NULL;
 	*offset = (uint32_t)off;
 	return si;
+}
+
+/* ------------------------------------------------------------------
+ * Passing over a device whose writes fail
+ * ------------------------------------------------------------------ */
+
+#define WRITE_PAUSE_NS       (10 * 1000000ull) /* after the first failure */
+#define WRITE_PAUSE_MAX_SHIFT 7                /* up to 1.28 s */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * device_pause_over() - end @si's write pause if its time has come.
+ * Return: whether the device may be tried again. Context: any.
+ */
+bool device_pause_over(struct swap_device *si)
+{
+	uint64_t until = atomic_load_explicit(&si->write_pause_until, memory_order_relaxed);
+
+	if (until && now_ns() < until)
+		return false;
+	/* One CAS ends it; losing the race means someone else did, or a
+	 * new failure restarted it. */
+	atomic_compare_exchange_strong(&si->write_pause_until, &until, 0);
+	return atomic_load_explicit(&si->write_pause_until, memory_order_relaxed) == 0;
+}
+
+/*
+ * device_write_failed() - a write to @si failed: count it and have
+ * allocation pass the device over for 10 ms << (failures in a row - 1),
+ * at most 1.28 s, so the next folios go to the next device with room.
+ * Context: any; no lock needed.
+ */
+void device_write_failed(struct swap_device *si)
+{
+	uint32_t streak = atomic_fetch_add(&si->write_fail_streak, 1);
+	unsigned int shift = streak < WRITE_PAUSE_MAX_SHIFT ? streak : WRITE_PAUSE_MAX_SHIFT;
+
+	atomic_fetch_add(&si->write_errors, 1);
+	atomic_fetch_add(&si->write_pauses, 1);
+	atomic_store(&si->write_pause_until, now_ns() + (WRITE_PAUSE_NS << shift));
+}
+
+/* device_write_done() - a write to @si succeeded: the next failure
+ * starts with the shortest pause again. Writes nothing shared unless a
+ * failure came before. Context: any. */
+void device_write_done(struct swap_device *si)
+{
+	if (unlikely(atomic_load_explicit(&si->write_fail_streak, memory_order_relaxed)))
+		atomic_store(&si->write_fail_streak, 0);
 }
 
 void device_free(struct swap_device *si)
@@ -273,6 +334,11 @@ int device_swapon(struct uswap *u, const struct uswap_swapon_args *args,
 		snprintf(si->name, sizeof(si->name), "%s", args->name);
 	else
 		snprintf(si->name, sizeof(si->name), "dev%d", type);
+	/* Complete before anyone can see it: a swap-out that finds the
+	 * device in a ring must find its backend too (the RFC's single
+	 * swapon writer publishes a finished device). */
+	si->backend = backend;
+	si->backend_close = backend_close;
 	atomic_store(&si->writeok, true);
 	rcu_publish(&u->devs[type], si);
 	err = ring_set_rebuild(u);
@@ -284,14 +350,11 @@ int device_swapon(struct uswap *u, const struct uswap_swapon_args *args,
 			u->least_priority++;
 		goto fail;
 	}
-	/* Only now the device owns the backend: a failed swapon leaves it
-	 * with the caller, as the API promises. */
-	si->backend = backend;
-	si->backend_close = backend_close;
 	global_unlock(u);
 	return type;
 fail:
 	global_unlock(u);
+	si->backend = NULL; /* a failed swapon leaves it with the caller */
 	device_free(si);
 	return err;
 }

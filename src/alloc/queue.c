@@ -142,8 +142,9 @@ int ring_alloc(struct alloc_ctx *ctx, struct prio_ring *r, unsigned int order,
 		unsigned int idx = (rd->cursor + i) % r->nr;
 		struct swap_device *si = r->dev[idx];
 
-		if (!device_available(si))
-			continue; /* full or going away: masked, not removed */
+		if (!device_available(si) || device_passed_over(ctx, si))
+			continue; /* full, going away or failing writes:
+				     masked, not removed */
 		if (device_alloc(ctx, si, order, &off)) {
 			/* Room counts only if the device is still there: one
 			 * that filled up or began swapoff meanwhile is no
@@ -285,7 +286,7 @@ static struct swap_device *avail_next_locked(struct alloc_ctx *ctx, struct avail
 	for (unsigned int i = 0; i < l->nr; i++) {
 		struct swap_device *si = l->dev[i];
 
-		if (tried & (UINT32_C(1) << si->type))
+		if ((tried & (UINT32_C(1) << si->type)) || device_passed_over(ctx, si))
 			continue;
 		avail_requeue_locked(l, i);
 		stat_inc(&ctx->st->avail_requeue);

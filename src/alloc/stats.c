@@ -84,6 +84,9 @@ static void fill_info(struct swap_device *si, struct uswap_device_info *info,
 				info->frag_clusters - si->discard_clusters.nr;
 	spin_unlock(&si->lock);
 	info->metadata_bytes = device_metadata_bytes(si);
+	info->write_errors = atomic_load(&si->write_errors);
+	info->write_pauses = atomic_load(&si->write_pauses);
+	info->write_paused = device_write_paused(si);
 }
 
 USWAP_API int uswap_device_info(struct uswap *u, int type, struct uswap_device_info *info)

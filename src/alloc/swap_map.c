@@ -198,21 +198,6 @@ void slot_release(struct uswap *u, uswap_entry_t entry, struct pcpu_stats *st)
 	ci_unlock(ci);
 }
 
-/*
- * slots_mark_bad() - retire slots whose write failed: they stay allocated
- * as BAD forever (as a bad page listed in the swap header) and leave the
- * device's usable size. The caller holds them pinned (HAS_CACHE, count 0).
- * Context: ci->lock held.
- */
-void slots_mark_bad(struct swap_device *si, struct swap_cluster_info *ci,
-		    uint32_t off, unsigned int nr)
-{
-	lock_assert_held(&ci->lock);
-	for (uint32_t i = off; i < off + nr; i++)
-		si->swap_map[i] = MAP_BAD;
-	atomic_fetch_sub(&si->pages, nr);
-}
-
 USWAP_API int uswap_put_folio(struct uswap *u, uswap_entry_t entry, unsigned int order)
 {
 	if (order >= NR_ORDERS || uswap_entry_offset(entry) % (1u << order))

@@ -125,11 +125,15 @@ struct swap_device {
 	struct uswap *owner;      /* the instance (avail lists, policy) */
 	char name[64];
 	uint32_t max;             /* slots incl. header (nr_slots) */
-	_Atomic uint32_t pages;   /* usable: max - 1 - bad; drops when a failed
-				     write marks slots bad */
+	_Atomic uint32_t pages;   /* usable: max - 1 - bad */
 	uint32_t nr_clusters;
 	_Atomic bool writeok;     /* allocation allowed (SWP_WRITEOK); checked
 				     under ci->lock by every allocation */
+	_Atomic uint64_t write_pause_until; /* CLOCK_MONOTONIC ns until which
+				     allocation passes the device over after
+				     a failed write; 0: not paused */
+	_Atomic uint32_t write_fail_streak; /* failed writes since the last
+				     good one: each doubles the pause */
 	uint8_t *swap_map;        /* nr_clusters * 512 bytes; ci->lock */
 	struct swap_cluster_info *cluster_info; /* [nr_clusters] */
 	struct pcpu_cursor *cursors; /* [nr_cpus] */
@@ -149,6 +153,8 @@ struct swap_device {
 	_Atomic uint32_t nr_full __cacheline_aligned; /* see DEVICE_FULL */
 	_Atomic uint32_t cached_slots; /* LOCKING_DEVICE: slots parked in slot
 				     caches (allocated, handed to nobody) */
+	_Atomic uint64_t write_errors; /* failed writes on this device */
+	_Atomic uint64_t write_pauses; /* times it was passed over for them */
 
 	struct spinlock alloc_lock; /* LOCKING_DEVICE: held across a whole
 				     allocation on this device and each
@@ -244,6 +250,8 @@ struct alloc_ctx {
 	struct uswap_pcpu *pc;
 	uint32_t *next;  /* the cursor device_alloc() works with */
 	bool refill;     /* fill this CPU's slot cache after the first slot */
+	bool use_paused; /* try devices in a write pause too (second walk) */
+	bool skipped_paused; /* a device was passed over for its pause */
 };
 
 #endif /* USWAP_ALLOC_TYPES_H */

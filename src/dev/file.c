@@ -47,6 +47,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -586,6 +587,46 @@ static const struct backend_ops file_ops = {
 };
 
 /*
+ * claim_area() - take @path's inode for this backend alone, as the
+ * kernel's swapon claims it (S_SWAPFILE on a file, an exclusive open of
+ * a block device): a second open of the same area, through any path,
+ * hard link or symlink, in this process or another, is refused. A file
+ * gets an exclusive flock() on @fd, held until the fd is closed; a block
+ * device is opened again with O_EXCL (the kernel's exclusive claim, which
+ * also refuses a mounted device or one the kernel swaps on), and that fd
+ * replaces @fd. Return: 0; -EBUSY (in use); another -errno.
+ */
+static int claim_area(const char *path, int *fd, const struct stat *st, int flags,
+		      char *err, size_t errlen)
+{
+	struct stat st2;
+	int excl, rc;
+
+	if (S_ISREG(st->st_mode)) {
+		if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		return backend_errf(err, errlen, rc, "%s: %s", path,
+				    rc == -EBUSY ? "already in use as a swap area"
+						 : strerror(-rc));
+	}
+	excl = open(path, flags | O_EXCL);
+	if (excl < 0) {
+		rc = -errno;
+		return backend_errf(err, errlen, rc, "%s: %s", path,
+				    rc == -EBUSY ? "block device already in use (swap area, mount or another exclusive user)"
+						 : strerror(-rc));
+	}
+	if (fstat(excl, &st2) != 0 || st2.st_rdev != st->st_rdev) {
+		close(excl); /* the path was replaced between the two opens */
+		return backend_errf(err, errlen, -EBUSY, "%s: changed while being opened", path);
+	}
+	close(*fd);
+	*fd = excl;
+	return 0;
+}
+
+/*
  * backend_file_open() - open @path, a regular file or a block device,
  * read-write (O_DIRECT with opts.direct), as a swap backend of
  * size / USWAP_PAGE_SIZE slots (BLKGETSIZE64 for a block device), slot 0
@@ -599,10 +640,14 @@ static const struct backend_ops file_ops = {
  * Discard: with opts.discard, the whole area but the header page is
  * discarded now (the kernel's discard at swapon); a refusal switches
  * discard off and is recorded, it does not fail the open.
+ * The area is claimed (claim_area()) until the backend is closed.
  * @out: receives the backend; the caller closes it with ops->close().
  * Return: 0; -EINVAL (@path or @out NULL, not a file or block device,
- * smaller than 2 pages, O_DIRECT refused by the filesystem); the -errno
- * of open(2) (-ENOENT, -EACCES, ...); -ENOMEM. A message is put in @err.
+ * smaller than 2 pages, O_DIRECT refused by the filesystem); -EBUSY (the
+ * same file or block device is already open as a backend, here or in
+ * another process, or the block device is mounted); the -errno of open(2)
+ * (-ENOENT, -EACCES, -ETXTBSY for the kernel's own active swap file, ...);
+ * -ENOMEM. A message is put in @err.
  * Thread-safety: any thread.
  */
 int backend_file_open(const char *path, const struct file_backend_opts *opts,
@@ -612,7 +657,7 @@ int backend_file_open(const char *path, const struct file_backend_opts *opts,
 	struct file_backend *fb;
 	uint64_t size, nr_slots;
 	struct stat st;
-	int fd, rc;
+	int fd, flags, rc;
 
 	if (path == NULL || out == NULL)
 		return backend_errf(err, errlen, -EINVAL, "file: no path or output pointer");
@@ -623,7 +668,8 @@ int backend_file_open(const char *path, const struct file_backend_opts *opts,
 	if (o.queue_depth > FILE_MAX_QUEUE_DEPTH)
 		o.queue_depth = FILE_MAX_QUEUE_DEPTH;
 
-	fd = open(path, O_RDWR | O_CLOEXEC | (o.direct ? O_DIRECT : 0));
+	flags = O_RDWR | O_CLOEXEC | (o.direct ? O_DIRECT : 0);
+	fd = open(path, flags);
 	if (fd < 0) {
 		rc = -errno;
 		if (rc == -EINVAL && o.direct)
@@ -650,6 +696,11 @@ int backend_file_open(const char *path, const struct file_backend_opts *opts,
 		close(fd);
 		return backend_errf(err, errlen, -EINVAL,
 				    "%s: not a regular file or block device", path);
+	}
+	rc = claim_area(path, &fd, &st, flags, err, errlen);
+	if (rc) {
+		close(fd);
+		return rc;
 	}
 	nr_slots = size / USWAP_PAGE_SIZE;
 	if (nr_slots < 2) {

@@ -60,8 +60,9 @@ static void swap_out_commit(struct swap_device *si, struct swap_cluster_info *ci
 
 /* One attempt on freshly allocated slots. With @folio, the copy is cached
  * while it is written and stays cached (clean) afterwards. Return: 0, or
- * the write error (the slots are then retired as bad, or released if there
- * is no backend). Context: inside an RCU read section. */
+ * the write error: the slots are then released, and a device whose write
+ * failed is passed over for a while (device_write_failed()), so the retry
+ * lands elsewhere. Context: inside an RCU read section. */
 static int swap_out_try(struct uswap *u, uswap_entry_t entry, const void *pages,
 			unsigned int order, struct scache_folio *folio,
 			struct pcpu_stats *st)
@@ -82,18 +83,19 @@ static int swap_out_try(struct uswap *u, uswap_entry_t entry, const void *pages,
 
 	err = backend_write(si, off, order, folio ? folio->data : pages);
 
+	if (!err)
+		device_write_done(si);
+	else if (err != -EOPNOTSUPP)
+		device_write_failed(si);
 	ci_lock(ci, st);
 	if (!err) {
 		swap_out_commit(si, ci, off, nr, cached);
 	} else {
 		if (cached)
 			scache_remove(ci, off % CLUSTER_SLOTS, nr);
-		if (err == -EOPNOTSUPP) {
-			put_range(si, ci, off, nr, true, st);
-		} else {
-			slots_mark_bad(si, ci, off, nr);
+		put_range(si, ci, off, nr, true, st);
+		if (err != -EOPNOTSUPP)
 			stat_inc(&st->write_errors);
-		}
 	}
 	ci_unlock(ci);
 	return err;
@@ -104,7 +106,7 @@ USWAP_API int uswap_swap_out(struct uswap *u, const void *pages, unsigned int or
 {
 	struct pcpu_stats *st = this_cpu_stats(u);
 	struct scache_folio *folio = NULL;
-	int err = -EIO;
+	int err = -EIO, write_err = 0;
 
 	if (!pages || !entry || order >= NR_ORDERS || (flags & ~USWAP_SWAP_KEEP_CACHE))
 		return -EINVAL;
@@ -116,11 +118,17 @@ USWAP_API int uswap_swap_out(struct uswap *u, const void *pages, unsigned int or
 	rcu_read_begin();
 	for (int tries = 0; tries < SWAP_OUT_TRIES; tries++) {
 		err = uswap_alloc(u, order, entry);
-		if (err)
-			break; /* -E2BIG, -ENOSPC: the caller decides */
+		if (err) {
+			/* -E2BIG, -ENOSPC: the caller decides; after a write
+			 * error, "no room left elsewhere" is that error. */
+			if (err == -ENOSPC && write_err)
+				err = write_err;
+			break;
+		}
 		err = swap_out_try(u, *entry, pages, order, folio, st);
 		if (!err || err == -EOPNOTSUPP)
 			break;
+		write_err = err;
 	}
 	if (folio)
 		drop_creator_ref(u, folio, err ? NULL : entry, st);
@@ -208,12 +216,23 @@ out:
 	return err;
 }
 
+/* A slot whose HAS_CACHE pin is someone else's: pinned (uswap_cache_pin()
+ * or uswap_alloc()) with no copy of ours in the swap cache. That owner
+ * lets go with uswap_put_folio(), which frees the slot; a free must not
+ * drop the pin under it (free_swap_and_cache() leaves a slot that only
+ * the cache holds to the folio's owner). Context: ci->lock held. */
+static bool pin_held_elsewhere(struct swap_cluster_info *ci, uint8_t b, uint32_t off)
+{
+	return (b & MAP_HAS_CACHE) && !scache_lookup(ci, off % CLUSTER_SLOTS);
+}
+
 /*
- * put_refs_keep_pinned() - drop one reference from each slot; a slot whose
- * last reference goes keeps (or takes) the HAS_CACHE pin so nobody can
- * allocate it before the device has forgotten its data. @released gets a
- * bit per such slot. Return: 0, -ENOENT (a slot had no reference: nothing
- * changed). Context: ci->lock held.
+ * put_refs_keep_pinned() - drop one reference from each slot. A slot
+ * whose last reference goes keeps (or takes) the HAS_CACHE pin so nobody
+ * can allocate it before the device has forgotten its data, and gets a
+ * bit in @released, unless the pin is another owner's: that slot is left
+ * pinned, for its owner to free. Return: 0, -ENOENT (a slot had no
+ * reference: nothing changed). Context: ci->lock held.
  */
 static int put_refs_keep_pinned(struct swap_device *si, struct swap_cluster_info *ci,
 				uint32_t off, unsigned int nr, uint64_t *released)
@@ -225,9 +244,10 @@ static int put_refs_keep_pinned(struct swap_device *si, struct swap_cluster_info
 			return -ENOENT;
 	for (uint32_t i = off; i < off + nr; i++) {
 		unsigned int count = slot_count(ci, map[i], i % CLUSTER_SLOTS) - 1;
+		bool foreign = pin_held_elsewhere(ci, map[i], i);
 
 		slot_set_count(si, ci, i, count); /* shrinking cannot fail */
-		if (count == 0) {
+		if (count == 0 && !foreign) {
 			map[i] |= MAP_HAS_CACHE;
 			released[(i - off) / 64] |= UINT64_C(1) << ((i - off) % 64);
 		}

@@ -16,10 +16,14 @@
 
 #include "swap/swap.h"
 
-/* Collect up to @max offsets of slots in use with a reference (not just a
- * pin: a pinned-only slot is being freed or written) in cluster @idx. */
+#define UNUSE_PIN_GRACE 10   /* idle passes (~1 ms each) before pins are offered */
+#define UNUSE_IDLE_MAX  5000 /* idle passes before giving up: about 5 s */
+
+/* Collect the offsets of slots in use in cluster @idx: those holding a
+ * reference, and with @pinned also those held only by a HAS_CACHE pin. */
 static unsigned int cluster_used_slots(struct swap_device *si, uint32_t idx,
-				       uint32_t *offs, struct pcpu_stats *st)
+				       uint32_t *offs, bool pinned,
+				       struct pcpu_stats *st)
 {
 	struct swap_cluster_info *ci = &si->cluster_info[idx];
 	uint32_t base = idx * CLUSTER_SLOTS;
@@ -29,7 +33,7 @@ static unsigned int cluster_used_slots(struct swap_device *si, uint32_t idx,
 	for (uint32_t s = 0; ci->count && s < CLUSTER_SLOTS; s++) {
 		uint8_t b = si->swap_map[base + s];
 
-		if (slot_in_use(b) && slot_count(ci, b, s))
+		if (slot_in_use(b) && (pinned || slot_count(ci, b, s)))
 			offs[n++] = base + s;
 	}
 	ci_unlock(ci);
@@ -37,7 +41,7 @@ static unsigned int cluster_used_slots(struct swap_device *si, uint32_t idx,
 }
 
 /* One sweep over the device. Return: slots handed over, or -errno. */
-static long unuse_pass(struct uswap *u, struct swap_device *si,
+static long unuse_pass(struct uswap *u, struct swap_device *si, bool pinned,
 		       uswap_progress_fn progress, void *ctx)
 {
 	struct pcpu_stats *st = this_cpu_stats(u);
@@ -45,14 +49,14 @@ static long unuse_pass(struct uswap *u, struct swap_device *si,
 	long moved = 0;
 
 	for (uint32_t idx = 0; idx < si->nr_clusters; idx++) {
-		unsigned int n = cluster_used_slots(si, idx, offs, st);
+		unsigned int n = cluster_used_slots(si, idx, offs, pinned, st);
 
 		for (unsigned int i = 0; i < n; i++) {
 			uswap_entry_t e = uswap_entry((unsigned int)si->type, offs[i]);
 			long count = uswap_slot_count(u, e, NULL);
 			int err;
 
-			if (count <= 0)
+			if (count < 0 || (count == 0 && !pinned))
 				continue; /* the owner freed it with its folio */
 			err = u->unuse(u->unuse_ctx, e);
 			if (err)
@@ -65,27 +69,37 @@ static long unuse_pass(struct uswap *u, struct swap_device *si,
 	return moved;
 }
 
-/* Hand slots to the owner until the device is empty. Slots only pinned
- * (a swap-out or a free finishing) need no owner: wait for them. */
+/*
+ * unuse_device() - hand slots to the owner until the device is empty.
+ * A slot held only by its HAS_CACHE pin is mostly a swap-out or a free of
+ * the swap path finishing: those need no owner, so they are waited for.
+ * Once about 10 ms pass with nothing freed, the pins left are the owner's
+ * own (uswap_alloc() or uswap_cache_pin() with nothing written yet) and
+ * are offered too. About 5 s with nothing freed is -EBUSY.
+ */
 static int unuse_device(struct uswap *u, struct swap_device *si,
 			uswap_progress_fn progress, void *ctx)
 {
 	struct pcpu_stats *st = this_cpu_stats(u);
 	const struct timespec pause = { 0, 1000000 }; /* 1 ms */
 	unsigned int idle = 0;
-	uint64_t left;
+	uint64_t left, now;
 
 	while ((left = device_inuse(si, st)) != 0) {
-		long moved = unuse_pass(u, si, progress, ctx);
+		long moved = unuse_pass(u, si, idle >= UNUSE_PIN_GRACE, progress, ctx);
 
 		if (moved < 0)
 			return (int)moved;
+		now = device_inuse(si, st);
 		if (progress)
-			progress(ctx, device_inuse(si, st));
-		if (moved == 0 && ++idle > 5000)
-			return -EBUSY; /* 5 s of pins nobody releases */
-		if (moved == 0)
-			nanosleep(&pause, NULL);
+			progress(ctx, now);
+		if (now < left) {
+			idle = 0;
+			continue;
+		}
+		if (++idle > UNUSE_IDLE_MAX)
+			return -EBUSY; /* pins nobody releases */
+		nanosleep(&pause, NULL);
 	}
 	return 0;
 }
