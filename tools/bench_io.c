@@ -294,84 +294,25 @@ static void on_fatal_signal(int sig)
 	raise(sig);
 }
 
-/* Run @argv with stdout to /dev/null (mkswap and dd talk there; our
- * stdout may be JSON). Return: the exit status, or -errno. */
-static int run_quiet(char *const argv[])
-{
-	int status;
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDWR);
-
-		if (devnull >= 0) {
-			dup2(devnull, STDIN_FILENO);
-			dup2(devnull, STDOUT_FILENO);
-		}
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static const char *find_mkswap(void)
-{
-	static const char *const paths[] = { "/usr/sbin/mkswap", "/sbin/mkswap" };
-
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
-		if (access(paths[i], X_OK) == 0)
-			return paths[i];
-	return NULL;
-}
-
 /* Create @path (must not exist, mode 0600), fill it with zeroes by dd and
  * run mkswap on it. Return: 0 or CLI_EXIT_RUNTIME after a message. */
 static int make_swap_file(const char *path, uint64_t size)
 {
-	const char *mkswap = find_mkswap();
-	char of[4200], count[64];
-	int fd, rc;
+	char err[4300];
+	int rc;
 
-	if (!mkswap)
-		return cli_runtime_error(CMD, "--make-file: mkswap not found "
-					 "(util-linux)");
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return cli_runtime_error(CMD, "--make-file %s: %s%s", path, strerror(errno),
-					 errno == EEXIST ? " (refusing to overwrite it)" : "");
-	close(fd);
+	if (access(path, F_OK) == 0) /* before it is ours to remove */
+		return cli_runtime_error(CMD, "--make-file %s: File exists (refusing to "
+					 "overwrite it)", path);
 	snprintf(made_file, sizeof(made_file), "%s", path);
 	signal(SIGINT, on_fatal_signal);
 	signal(SIGTERM, on_fatal_signal);
 	signal(SIGHUP, on_fatal_signal);
-
-	snprintf(of, sizeof(of), "of=%s", path);
-	snprintf(count, sizeof(count), "count=%llu", (unsigned long long)size);
-	{
-		char *dd[] = { "/bin/dd", "if=/dev/zero", of, "bs=1M", count,
-			       "iflag=count_bytes", "conv=notrunc,fsync", "status=none",
-			       NULL };
-
-		rc = run_quiet(dd);
-	}
+	rc = cli_make_swap_file(path, size, err, sizeof(err));
+	if (rc == -EEXIST)
+		made_file[0] = '\0'; /* not ours: leave it */
 	if (rc)
-		return cli_runtime_error(CMD, "--make-file: dd %s failed (%s %d)", path,
-					 rc < 0 ? strerror(-rc) : "exit", rc);
-	{
-		char *mk[] = { (char *)mkswap, "-q", (char *)path, NULL };
-
-		rc = run_quiet(mk);
-	}
-	if (rc)
-		return cli_runtime_error(CMD, "--make-file: mkswap %s failed (%s %d)",
-					 path, rc < 0 ? strerror(-rc) : "exit", rc);
+		return cli_runtime_error(CMD, "--make-file: %s", err);
 	return 0;
 }
 

@@ -98,6 +98,19 @@ const char *cli_errno_name(int err);
 uint64_t cli_now_ns(void);
 
 /* ------------------------------------------------------------------------
+ * swapfile.c
+ * ---------------------------------------------------------------------- */
+
+/*
+ * cli_make_swap_file() - create @path (it must not exist; mode 0600),
+ * write @size bytes of zeroes with dd and run util-linux mkswap on it.
+ * Return: 0; -EEXIST (left alone); -ENOENT (no mkswap); another -errno or
+ * -EIO (dd or mkswap failed; the file may be left behind for the caller
+ * to remove). A message is put in @err.
+ */
+int cli_make_swap_file(const char *path, uint64_t size, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------------
  * swapon.c: `uswap swapon --dry-run SPEC`
  * ---------------------------------------------------------------------- */
 

@@ -11,6 +11,7 @@
 #include "bench_io.h"
 #include "cli.h"
 #include "lab_cmd.h"
+#include "stress_cmd.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -31,6 +32,8 @@ static int cmd_bench(int argc, char **argv);
 static const struct command commands[] = {
 	{ "bench", cmd_bench, "run a benchmark of the library" },
 	{ "lab", cmd_lab, "replay a seed thread's before/after experiment" },
+	{ "stress", cmd_stress, "the whole stack under load and injected faults, "
+				"against a shadow model" },
 	{ "swapon", cmd_swapon, "check a device spec and its mkswap header "
 				"(--dry-run)" },
 	{ NULL, NULL, NULL },

@@ -564,6 +564,22 @@ USWAP_API int uswap_backend_open(const char *spec, struct uswap_backend **out,
 /* uswap_backend_close() - close a backend no device owns. NULL is a no-op. */
 USWAP_API void uswap_backend_close(struct uswap_backend *b);
 
+/* What a faulty: wrapper has injected: requests failed on purpose. */
+struct uswap_fault_counts {
+	uint64_t reads, writes, discards;                   /* requests seen */
+	uint64_t read_errors, write_errors, discard_errors; /* ... failed */
+};
+
+/*
+ * uswap_backend_faults() - the injection counts of a faulty: backend, so
+ * a test can match the errors it saw against the errors that were made.
+ * @b: from uswap_backend_open(); still valid after uswap_swapon() took it,
+ *     until the device is swapped off.
+ * Return: 0; -EINVAL (@b is not a faulty: backend, or @out NULL).
+ * Thread-safety: any thread, while I/O runs (counts read one by one).
+ */
+USWAP_API int uswap_backend_faults(struct uswap_backend *b, struct uswap_fault_counts *out);
+
 /*
  * uswap_swapon_spec() - open @spec's backend and swap it on at the spec's
  * priority. Return: the type, or -errno with a reason in @err.

@@ -278,6 +278,21 @@ int faulty_stats(struct backend *b, struct faulty_stats *st)
 	return 0;
 }
 
+USWAP_API int uswap_backend_faults(struct uswap_backend *ub, struct uswap_fault_counts *out)
+{
+	struct faulty_stats st;
+	int rc = out ? faulty_stats((struct backend *)ub, &st) : -EINVAL;
+
+	if (rc)
+		return rc;
+	*out = (struct uswap_fault_counts){
+		.reads = st.reads, .writes = st.writes, .discards = st.discards,
+		.read_errors = st.read_errors, .write_errors = st.write_errors,
+		.discard_errors = st.discard_errors,
+	};
+	return 0;
+}
+
 int faulty_fail_nth(struct backend *b, uint64_t nth, bool persistent)
 {
 	struct faulty_backend *fy = to_faulty(b);
