@@ -2,8 +2,9 @@
 #   make run   install what is missing, build, run the main job
 #   make test  install what is missing, build, run the whole test suite
 #              (release build, then ASan+UBSan, then TSan on the
-#              concurrency tests, then the swap-header fuzzer under
-#              clang's libFuzzer for 20 s)
+#              concurrency tests, then the fuzzers under clang's
+#              libFuzzer, then the whole-stack soak `uswap stress` for
+#              5 minutes under ASan+UBSan and 5 under TSan)
 # Debian packages the build needs (Debian 12):
 DEBS := gcc meson ninja-build pkg-config liburcu-dev libcmocka-dev \
         liblz4-dev libzstd-dev liburing-dev
@@ -18,7 +19,7 @@ FUZZ_SECONDS ?= 20
 MESON_TEST := meson test --print-errorlogs --num-processes 2
 
 .PHONY: all deps deps-fuzz build run test test-release test-asan test-tsan \
-	test-fuzz bench clean
+	test-fuzz test-soak bench clean
 
 all: build
 
@@ -57,7 +58,7 @@ run: build
 	./$(BUILD)/tools/uswap bench usemem --workers 2 --size 256M --limit 128M \
 		--data $(RUN_DATA)
 
-test: test-release test-asan test-tsan test-fuzz
+test: test-release test-asan test-tsan test-fuzz test-soak
 
 test-release: build
 	$(MESON_TEST) -C $(BUILD)
@@ -83,16 +84,33 @@ test-tsan: deps $(BUILD_TSAN)/build.ninja
 	setarch -R $(MESON_TEST) -C $(BUILD_TSAN) --suite stress
 
 $(BUILD_FUZZ)/build.ninja: | deps deps-fuzz
-	CC=clang meson setup $(BUILD_FUZZ) --buildtype=debug -Ddebug_level=2 \
+	CC=clang CFLAGS=-fsanitize=fuzzer-no-link meson setup $(BUILD_FUZZ) \
+		--buildtype=debug -Ddebug_level=2 \
 		-Db_sanitize=address,undefined -Db_lundef=false
 
-# The swap-header parser under libFuzzer with ASan+UBSan for FUZZ_SECONDS,
-# from a seed corpus made by mkswap (tests/fuzz_header.sh). Only the fuzz
-# target is built with clang; the other suites run in the builds above.
+# The fuzzers under libFuzzer with ASan+UBSan for FUZZ_SECONDS each: the
+# swap-header parser from a seed corpus made by mkswap (fuzz_header.sh),
+# and every text parser (device specs, CLI arguments, lab policies and
+# workloads: fuzz_parsers.c). The whole fuzz build carries libFuzzer's
+# coverage instrumentation (fuzzer-no-link), so the library's parsers
+# guide the search, not only the targets; the other suites run in the
+# builds above.
 test-fuzz: deps deps-fuzz $(BUILD_FUZZ)/build.ninja
-	ninja -C $(BUILD_FUZZ) tests/fuzz_header
+	ninja -C $(BUILD_FUZZ) tests/fuzz_header tests/fuzz_parsers
 	USWAP_FUZZ_SECONDS=$(FUZZ_SECONDS) UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	$(MESON_TEST) -C $(BUILD_FUZZ) --suite fuzz --no-rebuild
+
+# The soak (issue 12): `uswap stress` drives every layer at once with
+# faults injected and devices swapped off and on, for SOAK_SECONDS under
+# ASan+UBSan and as long under TSan. A failure prints the seed to replay.
+SOAK_SECONDS ?= 300
+test-soak: deps $(BUILD_ASAN)/build.ninja $(BUILD_TSAN)/build.ninja
+	ninja -C $(BUILD_ASAN) tools/uswap
+	ninja -C $(BUILD_TSAN) tools/uswap
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+	./$(BUILD_ASAN)/tools/uswap stress --duration $(SOAK_SECONDS)
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	setarch -R ./$(BUILD_TSAN)/tools/uswap stress --duration $(SOAK_SECONDS)
 
 bench: build
 	bash bench/run-alloc.sh ./$(BUILD)/tools/uswap

@@ -260,6 +260,16 @@ static void test_lab_policy_text_round_trips(void **state)
 			assert_memory_equal(&p, arms[a], sizeof(p));
 		}
 	}
+	/* Found by fuzz_parsers: nodes=1 (one node, as 0) formatted as
+	 * "default" and parsed back as 0, a different policy. */
+	t_eq(lab_policy_parse("default", &p), 0);
+	t_eq(lab_policy_parse("lock=device,nodes=1", &p), 0);
+	lab_policy_format(&p, buf, sizeof(buf));
+	struct uswap_policy q;
+
+	t_eq(lab_policy_parse("default", &q), 0);
+	t_eq(lab_policy_parse(buf, &q), 0);
+	assert_memory_equal(&p, &q, sizeof(p));
 	t_eq(lab_policy_parse("select=sideways", &p), -EINVAL);
 	t_eq(lab_policy_parse("colour=blue", &p), -EINVAL);
 	t_eq(lab_policy_parse("", &p), -EINVAL);

@@ -74,6 +74,8 @@ struct stress_swap {
 	_Atomic uint64_t next_stamp;
 	_Atomic bool skipped_free;   /* STRESS_MUTATE_SKIP_FREE done */
 	bool flipped;                /* STRESS_MUTATE_FLIP_BYTE done */
+	struct sobj *_Atomic victim; /* ... on this object's page: it is read
+					before it may be dropped */
 	unsigned char *unuse_buf, *unuse_want;
 };
 
@@ -387,8 +389,9 @@ static void op_swapped(struct sworker *w, struct sobj *o)
 	struct stress_swap *m = s->swap;
 	unsigned int r = (unsigned int)(rnd(&w->rng) % 100);
 
-	if (r < 45) {
-		obj_swap_in(s, o, w->buf, w->want);
+	if (r < 45 || o == atomic_load(&m->victim)) {
+		if (obj_swap_in(s, o, w->buf, w->want) == 0 && o == atomic_load(&m->victim))
+			atomic_store(&m->victim, NULL);
 	} else if (r < 60) {
 		struct sobj *c = &m->obj[rnd(&w->rng) % m->nr];
 
@@ -585,6 +588,7 @@ static void flip_one_byte(struct stress *s)
 				byte ^= 0xff;
 				if (pwrite(fd, &byte, 1, at) == 1) {
 					m->flipped = true;
+					atomic_store(&m->victim, o);
 					fprintf(stderr, "uswap stress: mutation: flipped a byte of "
 						"slot %u:%llu in %s\n", uswap_entry_type(e),
 						(unsigned long long)uswap_entry_offset(e), dev->path);

@@ -97,7 +97,9 @@ static int parse_nodes(const char *val, size_t len, struct uswap_policy *p)
 	n = strtoul(buf, &end, 10);
 	if (*end || buf[0] < '0' || buf[0] > '9' || n > USWAP_MAX_NODES)
 		return -EINVAL;
-	p->nr_nodes = (unsigned int)n;
+	/* One node is no node split: store it as 0, the form every
+	 * default policy has, so a policy formats and parses back equal. */
+	p->nr_nodes = n > 1 ? (unsigned int)n : 0;
 	return 0;
 }
 
