@@ -5,8 +5,9 @@
 # the stack must exit 0 with nothing lost; then the oracle is checked by
 # mutation (issue 12): a byte flipped in a swap file behind uswap's back
 # must be reported as wrong data at exactly the slot that was flipped,
-# and one skipped free must be reported as a leak. A malformed option is
-# a usage error (2).
+# and one skipped free must be reported as a leak. SIGTERM in the middle
+# ends the run cleanly, checked and reported. A malformed option is a
+# usage error (2).
 #
 # Usage: stress_cli.sh USWAP [SECONDS]
 set -u
@@ -22,7 +23,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 	> "$dir/ok.json" 2> "$dir/ok.err" || { cat "$dir/ok.err" "$dir/ok.json"; fail "clean run failed"; }
 grep -q '"ok": true' "$dir/ok.json" || fail "clean run not ok: $(cat "$dir/ok.json")"
 grep -q '"swapoff": 0,' "$dir/ok.json" && fail "no device was swapped off under load"
-[ -z "$(ls "$dir")" ] || [ "$(ls "$dir" | grep -c swap)" = 0 ] || fail "swap files left behind: $(ls "$dir")"
+ls "$dir" | grep -q '\.swap$' && fail "swap files left behind: $(ls "$dir")"
 
 # 2. A flipped byte is reported at exactly its slot.
 "$uswap" stress --duration "$seconds" --seed 12 --quiet --dir "$dir" --mutate flip-byte \
@@ -43,9 +44,23 @@ rc=$?
 grep -q "leak: slot" "$dir/leak.out" || fail "no leak reported: $(cat "$dir/leak.out")"
 grep -q "still has [0-9]* slot(s) in use at the end" "$dir/leak.out" || fail "end check missed the leak"
 
-# 4. Usage errors.
+# 4. SIGTERM in the middle: the run stops, drains, checks and reports,
+#    and leaves no swap file behind.
+"$uswap" stress --duration 600 --seed 14 --quiet --dir "$dir" > "$dir/term.out" 2> "$dir/term.err" &
+pid=$!
+sleep "$seconds"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" = 0 ] || { cat "$dir/term.err" "$dir/term.out"; fail "SIGTERM run exit $rc, want 0"; }
+grep -q "stopped by signal 15; all checks ran" "$dir/term.err" || fail "no stop message: $(cat "$dir/term.err")"
+grep -q "violations 0 wrong, 0 lost, 0 double allocations, 0 leaks, 0 other" "$dir/term.out" ||
+	fail "SIGTERM run report: $(cat "$dir/term.out")"
+ls "$dir" | grep -q '\.swap$' && fail "swap files left after SIGTERM: $(ls "$dir")"
+
+# 5. Usage errors.
 "$uswap" stress --read-errors 2 > /dev/null 2>&1
 [ $? = 2 ] || fail "--read-errors 2 is not a usage error"
 "$uswap" stress --mutate nonsense > /dev/null 2>&1
 [ $? = 2 ] || fail "--mutate nonsense is not a usage error"
-echo "ok: clean run, flip-byte at $slot, skip-free leak, usage errors"
+echo "ok: clean run, flip-byte at $slot, skip-free leak, SIGTERM, usage errors"

@@ -355,6 +355,94 @@ static void test_swapoff_offers_slots_only_pinned_to_the_owner(void **state)
 	t_eq(uswap_slot_count(u, pinned, NULL), -EINVAL); /* device gone */
 }
 
+/* Held fault case (#12): the higher device is full (-ENOSPC there) while
+ * a lower one has room: every folio goes on, none is refused. */
+static void test_full_device_sends_folios_to_the_next_with_room(void **state)
+{
+	enum { SMALL = 2 * USWAP_CLUSTER_SLOTS };
+	char out[USWAP_PAGE_SIZE], in[USWAP_PAGE_SIZE];
+	uswap_entry_t *e = calloc(2 * SMALL, sizeof(*e));
+	int small = swapon_ram(SMALL, 10), big = swapon_ram(DEV_SLOTS, 5);
+	uint64_t on_small = 0;
+
+	for (unsigned int i = 0; i < 2 * SMALL; i++) {
+		fill(out, 0, 2000 + i);
+		t_eq(uswap_swap_out(u, out, 0, 0, &e[i]), 0);
+		on_small += uswap_entry_type(e[i]) == (unsigned int)small;
+	}
+	t_eq_u64(on_small, t_info(u, small).pages); /* filled to the last slot */
+	t_eq_u64(t_info(u, big).inuse, 2 * SMALL - on_small);
+	for (unsigned int i = 0; i < 2 * SMALL; i++) {
+		fill(out, 0, 2000 + i);
+		t_eq(uswap_swap_in(u, e[i], 0, in), 0);
+		t_true(memcmp(in, out, sizeof(in)) == 0);
+		t_eq(uswap_swap_free(u, e[i], 0), 0);
+	}
+	t_check(u);
+	free(e);
+}
+
+struct mover {
+	struct uswap *u;
+	uswap_entry_t *e;        /* the owner's entries, updated as they move */
+	unsigned int nr, moved;
+};
+
+/* An owner that writes each slot's page to another device; when none has
+ * room it cannot let go, and says so: -ENOMEM ends the swapoff. */
+static int unuse_move_or_enomem(void *ctx, uswap_entry_t slot)
+{
+	struct mover *m = ctx;
+	char page[USWAP_PAGE_SIZE];
+
+	for (unsigned int i = 0; i < m->nr; i++) {
+		uswap_entry_t to;
+
+		if (m->e[i].val != slot.val)
+			continue;
+		t_eq(uswap_swap_in(m->u, slot, 0, page), 0);
+		if (uswap_swap_out(m->u, page, 0, 0, &to))
+			return -ENOMEM;
+		t_eq(uswap_swap_free(m->u, slot, 0), 0);
+		m->e[i] = to;
+		m->moved++;
+	}
+	return 0;
+}
+
+/* Held fault case (#12): swapoff of a device whose pages have nowhere
+ * else to go fails with the owner's -ENOMEM; the device stays on with
+ * what is left, what moved stays moved, and every page reads back. */
+static void test_swapoff_without_room_elsewhere_fails_and_keeps_the_device(void **state)
+{
+	enum { N = 3 * USWAP_CLUSTER_SLOTS };
+	char out[USWAP_PAGE_SIZE], in[USWAP_PAGE_SIZE];
+	struct mover m = { .u = u, .e = calloc(N, sizeof(uswap_entry_t)), .nr = N };
+	int big = swapon_ram(4 * USWAP_CLUSTER_SLOTS, 10);
+
+	for (unsigned int i = 0; i < N; i++) {
+		fill(out, 0, 3000 + i);
+		t_eq(uswap_swap_out(u, out, 0, 0, &m.e[i]), 0);
+		t_eq(uswap_entry_type(m.e[i]), (unsigned int)big);
+	}
+	int small = swapon_ram(2 * USWAP_CLUSTER_SLOTS, 5); /* room for a third */
+
+	uswap_set_unuse(u, unuse_move_or_enomem, &m);
+	t_eq(uswap_swapoff(u, big), -ENOMEM);
+	uswap_set_unuse(u, NULL, NULL);
+	t_eq_u64(m.moved, t_info(u, small).pages);
+	t_eq_u64(t_info(u, big).inuse, N - m.moved); /* still on, still holding */
+	t_true(uswap_swap_out(u, out, 0, 0, &(uswap_entry_t){ 0 }) == 0); /* and usable */
+	for (unsigned int i = 0; i < N; i++) {
+		fill(out, 0, 3000 + i);
+		t_eq(uswap_swap_in(u, m.e[i], 0, in), 0);
+		if (memcmp(in, out, sizeof(in)))
+			fail_msg("page %u read back wrong after the failed swapoff", i);
+	}
+	t_check(u);
+	free(m.e);
+}
+
 /* In a child process: can @spec's backend be opened? Return: its errno. */
 static int open_in_child(const char *spec)
 {
@@ -644,6 +732,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_zram_memory_follows_swap_out_and_free, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mkswap_file_round_trips_through_swap_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_discard_punches_freed_clusters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_full_device_sends_folios_to_the_next_with_room, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_swapoff_without_room_elsewhere_fails_and_keeps_the_device, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_same_file_swapped_on_twice_is_ebusy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_same_block_device_swapped_on_twice_is_ebusy, setup, teardown_loop),
 	};

@@ -580,7 +580,7 @@ int cmd_stress(int argc, char **argv)
 		report_json(&s, f, secs, note);
 	else
 		report_text(&s, f, secs, note);
-	if (interrupted && !o.quiet)
+	if (interrupted)
 		fprintf(stderr, "uswap stress: stopped by signal %d; all checks ran\n",
 			(int)interrupted);
 	if (violations(&s)) {
