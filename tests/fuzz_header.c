@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Description: fuzz target for swap_header_parse(), the pure half of the
- * swap header check (src/swap/header.c). Any byte string must give either
+ * swap header check (src/dev/header.c). Any byte string must give either
  * a refusal (-EINVAL or -EBUSY with a message) or a header whose fields
  * keep the documented invariants; anything else aborts.
  *
@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "swap/header.h"
+#include "dev/header.h"
 
 #define MIN_SLOTS ((uint64_t)USWAP_MIN_CLUSTERS * USWAP_CLUSTER_SLOTS)
 

@@ -3,7 +3,7 @@
 #
 # Description: `uswap stress` end to end. A short run on every part of
 # the stack must exit 0 with nothing lost; then the oracle is checked by
-# mutation (issue 12): a byte flipped in a swap file behind uswap's back
+# mutation: a byte flipped in a swap file behind uswap's back
 # must be reported as wrong data at exactly the slot that was flipped,
 # and one skipped free must be reported as a leak. SIGTERM in the middle
 # ends the run cleanly, checked and reported. A malformed option is a

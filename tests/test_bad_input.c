@@ -578,7 +578,7 @@ static void test_malformed_entries_get_einval(void **state)
 	t_put(u, folio, 1);
 }
 
-/* Outside tester, #12 item 6: an entry of a live slot with bit 63 set
+/* Found by an outside tester (item 6 of the reliability report): an entry of a live slot with bit 63 set
  * (outside the type and offset bits) was taken for that slot by every
  * call. Each must refuse it and change nothing. */
 static void test_entry_with_bit_63_set_gets_einval_and_changes_nothing(void **state)

@@ -169,7 +169,7 @@ static void test_swap_in_of_free_slot_is_refused(void **state)
 	t_eq(uswap_swap_in(u, uswap_entry(31, 600), 0, buf), -EINVAL);
 }
 
-/* Outside tester, #12 item 2: a free that drops the last reference of a
+/* Found by an outside tester (item 2 of the reliability report): a free that drops the last reference of a
  * slot whose HAS_CACHE pin someone else holds (a swap-in that pinned it)
  * dropped that pin too, so the slot was handed out again while its owner
  * still used it. The slot must stay pinned until that owner lets go. */
@@ -205,7 +205,7 @@ static void test_swap_free_leaves_a_pin_another_owner_holds(void **state)
 	free(more);
 }
 
-/* Outside tester, #12 item 5: a zram device at prio 100 whose writes fail
+/* Found by an outside tester (item 5 of the reliability report): a zram device at prio 100 whose writes fail
  * from the 257th on (zram's memory limit), over a file at prio 0. Every
  * folio must land on the file once zram fails, and zram's slots must not
  * be retired: a failed write is not a bad sector. */
@@ -334,7 +334,7 @@ static int unuse_drop(void *ctx, uswap_entry_t e)
 	return uswap_swap_free(o->u, e, 0);
 }
 
-/* Outside tester, #12 item 4: slots allocated (pinned) and never written
+/* Found by an outside tester (item 4 of the reliability report): slots allocated (pinned) and never written
  * were never offered to the owner, so swapoff gave -EBUSY after seconds
  * with no callback at all. */
 static void test_swapoff_offers_slots_only_pinned_to_the_owner(void **state)
@@ -355,7 +355,7 @@ static void test_swapoff_offers_slots_only_pinned_to_the_owner(void **state)
 	t_eq(uswap_slot_count(u, pinned, NULL), -EINVAL); /* device gone */
 }
 
-/* Held fault case (#12): the higher device is full (-ENOSPC there) while
+/* Held fault case: the higher device is full (-ENOSPC there) while
  * a lower one has room: every folio goes on, none is refused. */
 static void test_full_device_sends_folios_to_the_next_with_room(void **state)
 {
@@ -410,7 +410,7 @@ static int unuse_move_or_enomem(void *ctx, uswap_entry_t slot)
 	return 0;
 }
 
-/* Held fault case (#12): swapoff of a device whose pages have nowhere
+/* Held fault case: swapoff of a device whose pages have nowhere
  * else to go fails with the owner's -ENOMEM; the device stays on with
  * what is left, what moved stays moved, and every page reads back. */
 static void test_swapoff_without_room_elsewhere_fails_and_keeps_the_device(void **state)
@@ -484,7 +484,7 @@ static void assert_busy(const char *spec)
 	t_eq(nr_devices(), before);
 }
 
-/* Outside tester, #12 item 1: the same file swapped on twice was taken
+/* Found by an outside tester (item 1 of the reliability report): the same file swapped on twice was taken
  * as two devices sharing its slots, so one device's page read back as the
  * other's. The kernel claims the inode (-EBUSY); so must uswap, through
  * any name of the file and from any process. */

@@ -362,7 +362,7 @@ static void *swap_out_loop(void *arg)
 	return NULL;
 }
 
-/* Outside tester, #12 item 3: a device swapped on while another thread
+/* Found by an outside tester (item 3 of the reliability report): a device swapped on while another thread
  * swaps out was found in its ring before its backend was attached, and
  * ~146,000 swap-outs failed with -EOPNOTSUPP. A device must be published
  * complete: no swap-out may fail while the base device has room. */

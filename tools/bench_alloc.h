@@ -2,7 +2,7 @@
 /*
  * bench_alloc.h - `uswap bench alloc`: the allocator benchmark.
  *
- * Glossary (DESIGN.md terms):
+ * Glossary (docs/design.md terms):
  *  request  one folio the benchmark wants swap slots for: an order drawn
  *           from the order mix; served by one uswap_alloc() of that order,
  *           or, after -E2BIG, by 2^order order-0 allocations (the split);

@@ -59,7 +59,7 @@ static const char run_usage_text[] =
 static const char list_usage_text[] =
 "Usage: uswap lab list [--json]\n"
 "\n"
-"List the experiments: name, seed thread (in shared/seeds/), summary.\n";
+"List the experiments: name, seed thread (its linux-mm subject), summary.\n";
 
 static const char lab_usage_text[] =
 "Usage: uswap lab list | uswap lab run NAME [OPTIONS]\n"
@@ -125,7 +125,7 @@ static int cmd_lab_list(int argc, char **argv)
 
 			cli_json_object_open(&j, NULL, true);
 			cli_json_string(&j, "name", e->name);
-			cli_json_string(&j, "seed", e->seed_file);
+			cli_json_string(&j, "seed", e->thread);
 			cli_json_string(&j, "summary", e->summary);
 			cli_json_object_close(&j);
 		}
@@ -133,11 +133,11 @@ static int cmd_lab_list(int argc, char **argv)
 		cli_json_finish(&j);
 		return CLI_EXIT_OK;
 	}
-	printf("%-40s %s\n", "NAME", "SEED (shared/seeds/) / SUMMARY");
+	printf("%-40s %s\n", "NAME", "SEED THREAD (linux-mm) / SUMMARY");
 	for (unsigned int i = 0; i < lab_nr_experiments(); i++) {
 		const struct lab_experiment *e = lab_experiment_at(i);
 
-		printf("%-40s %s\n%-40s   %s\n", e->name, e->seed_file, "", e->summary);
+		printf("%-40s %s\n%-40s   %s\n", e->name, e->thread, "", e->summary);
 	}
 	return CLI_EXIT_OK;
 }
@@ -270,7 +270,7 @@ static void print_json(const struct lab_result *res, const struct run_opts *o,
 	cli_json_init(&j, stdout);
 	cli_json_object_open(&j, NULL, false);
 	cli_json_string(&j, "experiment", e->name);
-	cli_json_string(&j, "seed", e->seed_file);
+	cli_json_string(&j, "seed", e->thread);
 	cli_json_u64(&j, "vcpus", o->lab.vcpu.nr_vcpus);
 	cli_json_u64(&j, "threads", o->lab.vcpu.nr_threads);
 	cli_json_u64(&j, "slice", o->lab.vcpu.slice_ops);
@@ -315,7 +315,7 @@ static const char *do_svg(const struct lab_result *res, const char *path, bool *
 		return NULL;
 	if (!res->exp->plot)
 		fprintf(stderr, "uswap %s: note: seed %s shows no device use; "
-			"drawing it anyway\n", CMD, res->exp->seed_file);
+			"drawing it anyway\n", CMD, res->exp->thread);
 	err = lab_have_gnuplot() ? lab_plot_svg(res, path) : -ENOPKG;
 	if (err == -ENOPKG) {
 		fprintf(stderr, "uswap %s: gnuplot not found (Debian: gnuplot-nox); "

@@ -4,8 +4,8 @@
  *
  * This header is the only one the CLI and outside programs include. It
  * exposes opaque handles and plain value types. The allocator behind it is
- * the design the Linux swap developers reached in 2024-2026 (see
- * shared/seeds/ and docs/architecture.md): 512-slot clusters with their own
+ * the design the Linux swap developers reached in 2024-2026 on linux-mm
+ * (docs/lab.md, docs/architecture.md): 512-slot clusters with their own
  * locks, per-device per-CPU cluster caches, orders 0..9, strict priorities
  * with round robin inside a priority through per-priority device rings.
  *
@@ -114,7 +114,7 @@ typedef void (*uswap_progress_fn)(void *ctx, uint64_t left);
 
 /*
  * Allocator policies: each seed thread's "before" as a switch, for the lab
- * (issue 5, kernel-swap-design.md section 10). The zero value of every
+ * (docs/lab.md has each switch's seed and kernel version). The zero value of every
  * field is the "after" design uswap uses; a zeroed struct uswap_policy is
  * the default. Chosen at uswap_create() and fixed for the instance.
  */
@@ -162,8 +162,9 @@ enum uswap_lock_policy {
 };
 
 enum uswap_discard_policy {
-	USWAP_DISCARD_BOUNDED = 0, /* one cluster per failing allocation, the
-				      rest by a background worker */
+	USWAP_DISCARD_BOUNDED = 0, /* one cluster per failing allocation; the
+				      rest by the thread whose free emptied
+				      them (no background worker) */
 	USWAP_DISCARD_SYNC_ALL,    /* an order-0 failure discards every
 				      pending cluster of the first device
 				      with any, synchronously (seed 5
@@ -764,7 +765,9 @@ USWAP_API int uswap_header_read_file(const char *path, struct uswap_header_info 
  * SIZE is bytes with an optional binary suffix K, M, G or T, a multiple
  * of USWAP_PAGE_SIZE, at least USWAP_MIN_CLUSTERS clusters (4M). prio is
  * -1 (default) to 32767. qd is the io_uring queue depth (1..4096, default
- * 32); sync uses pread/pwrite instead of io_uring.
+ * 32) of the backend's asynchronous interface, and sync makes that
+ * interface use pread/pwrite; the swap path itself reads and writes a file
+ * synchronously (pread/pwrite) today.
  * ---------------------------------------------------------------------- */
 
 #define USWAP_SPEC_MAX_LEN    4096 /* longest spec accepted, bytes without NUL */

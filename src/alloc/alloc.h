@@ -73,7 +73,7 @@ void device_free(struct swap_device *si);
 #define DEV_FLAG_FILE         0x1 /* a swap file: "file" in the Type column */
 #define DEV_FLAG_PAGE_DISCARD 0x2 /* discard each cluster as it empties */
 int device_swapon(struct uswap *u, const struct uswap_swapon_args *args,
-		  void *backend, void (*backend_close)(void *), unsigned int dev_flags);
+		  void *backend, const struct device_hooks *hooks, unsigned int dev_flags);
 int device_disable(struct uswap *u, struct swap_device *si);
 uint32_t device_discard(struct swap_device *si, uint32_t max, struct pcpu_stats *st);
 void device_reenable(struct uswap *u, struct swap_device *si);
@@ -148,10 +148,6 @@ static inline bool slot_in_use(uint8_t b)
 {
 	return b && b != MAP_BAD;
 }
-
-/* swap/cache.c (the one call from alloc/ up into swap/: device teardown
- * must free the swap cache tables hanging off the clusters) */
-void scache_release_cluster(struct swap_cluster_info *ci);
 
 /* stats.c */
 struct pcpu_stats *this_cpu_stats(struct uswap *u);

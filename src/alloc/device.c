@@ -14,7 +14,6 @@
 
 #include "alloc/alloc.h"
 #include "alloc/policy.h"
-#include "dev/backend.h"
 #include "util/rcu.h"
 
 /* A cluster's count reached CLUSTER_SLOTS (swap_usage_add()'s role). The
@@ -147,11 +146,11 @@ void device_free(struct swap_device *si)
 {
 	if (!si)
 		return;
-	if (si->backend)
-		si->backend_close(si->backend);
-	if (si->cluster_info) /* the swap cache's tables (teardown only) */
-		for (uint32_t i = 0; i < si->nr_clusters; i++)
-			scache_release_cluster(&si->cluster_info[i]);
+	if (si->backend && si->hooks && si->hooks->close)
+		si->hooks->close(si->backend);
+	if (si->cluster_info && si->hooks && si->hooks->release_cluster)
+		for (uint32_t i = 0; i < si->nr_clusters; i++) /* teardown only */
+			si->hooks->release_cluster(&si->cluster_info[i]);
 	if (si->cluster_info)
 		for (uint32_t i = 0; i < si->nr_clusters; i++)
 			free(si->cluster_info[i].ext);
@@ -301,12 +300,13 @@ void global_unlock(struct uswap *u)
 
 /*
  * device_swapon() - uswap_swapon() without the backend handling, which is
- * the swap layer's (src/swap/swapon.c): @backend is kept opaque, closed
- * with @backend_close when the device goes (or here, if swapon fails after
+ * the swap layer's (src/swap/swapon.c): @backend is kept opaque and only
+ * reached through @hooks, which close it when the device goes (or here,
+ * if swapon fails after
  * taking it). Return: as uswap_swapon().
  */
 int device_swapon(struct uswap *u, const struct uswap_swapon_args *args,
-		  void *backend, void (*backend_close)(void *), unsigned int dev_flags)
+		  void *backend, const struct device_hooks *hooks, unsigned int dev_flags)
 {
 	struct swap_device *si;
 	int type, err = check_swapon_args(u, args);
@@ -338,7 +338,7 @@ int device_swapon(struct uswap *u, const struct uswap_swapon_args *args,
 	 * device in a ring must find its backend too (the RFC's single
 	 * swapon writer publishes a finished device). */
 	si->backend = backend;
-	si->backend_close = backend_close;
+	si->hooks = hooks;
 	atomic_store(&si->writeok, true);
 	rcu_publish(&u->devs[type], si);
 	err = ring_set_rebuild(u);
@@ -463,23 +463,24 @@ void device_remove(struct uswap *u, struct swap_device *si)
 /*
  * device_discard() - discard up to @max clusters waiting on @si's discard
  * list and free them (swap_do_scheduled_discard()): each is taken off the
- * list (DISCARDING keeps allocators away), the backend forgets it with no
- * cluster or list lock held, then it goes on the free list. A device
- * without a backend (USWAP_SWAPON_DISCARD) has nothing to forget.
+ * list (DISCARDING keeps allocators away), the backend forgets it through
+ * the discard hook with no cluster or list lock held, then it goes on the
+ * free list. A device without a backend (USWAP_SWAPON_DISCARD) has nothing
+ * to forget; a refused discard frees the cluster all the same.
  * Return: clusters discarded.
  * Context: inside an RCU read section pinning @si; no ci/si lock held.
  */
 uint32_t device_discard(struct swap_device *si, uint32_t max, struct pcpu_stats *st)
 {
-	struct backend *b = si->backend;
+	const struct device_hooks *h = si->hooks;
 	struct swap_cluster_info *ci;
 	uint32_t n = 0;
 
 	while (n < max && (ci = cluster_isolate_as(si, &si->discard_clusters,
 						   CLUSTER_FLAG_DISCARDING, st))) {
 		ci_unlock(ci);
-		if (b && b->discard_clusters)
-			b->ops->discard(b, cluster_first(si, ci), CLUSTER_SLOTS);
+		if (si->backend && h && h->discard)
+			h->discard(si->backend, cluster_first(si, ci), CLUSTER_SLOTS);
 		ci_lock(ci, st);
 		cluster_move(si, ci, CLUSTER_FLAG_FREE, st);
 		ci_unlock(ci);

@@ -2,7 +2,7 @@
 /*
  * types.h - every structure of the slot allocator.
  *
- * Glossary (DESIGN.md's terms; the kernel's names in parentheses):
+ * Glossary (docs/design.md's terms; the kernel's names in parentheses):
  *   slot      one page of swap space; offset 0 is the header, never handed out
  *   cluster   512 slots (SWAPFILE_CLUSTER) with its own lock, use count,
  *             list flag and order (struct swap_cluster_info)
@@ -96,6 +96,22 @@ struct swap_cluster_info {
 				 use, freed when empty; lock */
 };
 
+/*
+ * device_hooks - what the layer above does for the allocator on a
+ * device's behalf. alloc/ never reaches a backend or the swap cache: the
+ * swap layer installs these at swapon (device_swapon()). Any may be NULL.
+ */
+struct device_hooks {
+	/* The device is being freed: let go of @backend. */
+	void (*close)(void *backend);
+	/* Have @backend forget @nr slots from @first: an emptied cluster
+	 * of a page-discard device. Return: 0 or -errno (the cluster is
+	 * freed all the same). */
+	int (*discard)(void *backend, uint64_t first, uint64_t nr);
+	/* Device teardown: drop what the swap cache keeps for @ci. */
+	void (*release_cluster)(struct swap_cluster_info *ci);
+};
+
 struct cluster_list {
 	uint32_t head, tail; /* cluster indices or CLUSTER_NIL */
 	uint32_t nr;
@@ -141,7 +157,7 @@ struct swap_device {
 
 	void *backend;            /* where the data goes (dev/); owned; NULL
 				     for a metadata-only device */
-	void (*backend_close)(void *backend);
+	const struct device_hooks *hooks; /* the swap layer's, for @backend */
 	bool backend_is_file;     /* Type column: "file" or "partition" */
 	bool page_discard;        /* empty clusters go to discard_clusters,
 				     not free (SWP_PAGE_DISCARD) */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * backend.h - the interface every swap backend implements (the dev/ layer
- * of DESIGN.md): store and return the data of folios at slot offsets.
+ * of docs/design.md): store and return the data of folios at slot offsets.
  *
  * A backend knows nothing about who owns a slot or why; the swap path
  * (src/swap/) decides which slots to write and read. Units: a slot is one

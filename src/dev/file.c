@@ -3,7 +3,7 @@
  * file.c - the "file" backend: a regular file or a block device, laid out
  * as util-linux mkswap leaves it (slot n at byte n * USWAP_PAGE_SIZE,
  * slot 0 the header page, which this backend never reads or writes; the
- * header itself is parsed by src/swap/header.c).
+ * header itself is parsed by src/dev/header.c).
  *
  * I/O. The synchronous read/write use pread/pwrite, looping over short
  * transfers. The asynchronous submit/reap use io_uring (one ring per

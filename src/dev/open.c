@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * open.c - from a device spec to an open backend (uswap_backend_open()) and
- * to a swapped-on device (uswap_swapon_spec()). A file must carry a valid
- * mkswap header: its size and bad pages come from there, as swapon(2)
- * takes them from read_swap_header().
+ * open.c - from a device spec to an open backend (uswap_backend_open()).
+ * A file must carry a valid mkswap header: its size and bad pages come
+ * from there, as swapon(2) takes them from read_swap_header(). Swapping
+ * the backend on is the swap layer's (uswap_swapon_spec(), swap/swapon.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 
 #include "dev/dev.h"
 #include "dev/spec.h"
-#include "swap/header.h"
+#include "dev/header.h"
 
 static int open_spec(const struct dev_spec *s, struct backend **out, char *err,
 		     size_t errlen);
@@ -109,25 +109,4 @@ USWAP_API int uswap_backend_open(const char *spec, struct uswap_backend **out,
 	}
 	dev_spec_free(&s);
 	return rc;
-}
-
-USWAP_API int uswap_swapon_spec(struct uswap *u, const char *spec, char *err,
-				size_t errlen)
-{
-	struct uswap_swapon_args a = { 0 };
-	struct uswap_backend *b;
-	int type, rc = uswap_backend_open(spec, &b, &a.prio, err, errlen);
-
-	if (rc)
-		return rc;
-	a.backend = b;
-	type = uswap_swapon(u, &a);
-	if (type < 0) {
-		uswap_backend_close(b);
-		return backend_errf(err, errlen, type, "swapon failed: %s",
-				    type == -EMFILE ? "all 32 device types in use"
-				    : type == -EINVAL ? "device too small (needs two clusters, 4 MiB)"
-				    : "see errno");
-	}
-	return type;
 }

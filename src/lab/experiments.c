@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * experiments.c - one experiment per seed thread (shared/seeds/): the
+ * experiments.c - one experiment per seed thread (a linux-mm thread): the
  * "before" and "after" policies, the workload, the metrics and the sign
  * of each metric's change that the thread reports.
  *
  * Both arms of an experiment carry the other switches of the seed's era
- * (kernel-swap-design.md section 10), so the only difference between them
+ * (docs/lab.md), so the only difference between them
  * is the change the thread made: seed 1 predates seed 2's nonfull-first
  * and seed 3's ascending free list, seeds 2-4 ran with one global per-CPU
  * cluster cache (6.15+) and the plist rotation, and so on.
@@ -126,7 +126,7 @@ static double m_throughput_mb_s(const struct lab_arm *a)
 static const struct lab_experiment experiments[] = {
 {
 	.name = "rework-swap-allocator-locks",
-	.seed_file = "rework-swap-allocator-locks.txt",
+	.thread = "[PATCH 00/13] mm, swap: rework of swap allocator locks",
 	.summary = "device lock for the whole allocation + 64-slot per-CPU "
 		   "slot cache vs cluster lock first (make -j96, 64K mTHP)",
 	.before = { SEED1_ERA, .lock = USWAP_LOCKING_DEVICE },
@@ -153,7 +153,7 @@ static const struct lab_experiment experiments[] = {
 },
 {
 	.name = "improve-cluster-scan-strategy",
-	.seed_file = "improve-cluster-scan-strategy-v2.txt",
+	.thread = "[PATCH v2 0/3] mm, swap: improve cluster scan strategy",
 	.summary = "free clusters first + walk the whole frag list vs nonfull "
 		   "first + one frag cluster (make -j96, 64K mTHP)",
 	.before = { SEED23_ERA, .cluster = USWAP_PREFER_FREE,
@@ -177,7 +177,7 @@ static const struct lab_experiment experiments[] = {
 },
 {
 	.name = "remove-swap-cache-contention-workaround",
-	.seed_file = "remove-swap-cache-contention-workaround.txt",
+	.thread = "[PATCH 7/9] mm, swap: remove contention workaround for swap cache",
 	.summary = "free clusters interleaved in 32 columns vs ascending: "
 		   "sequential swap-in from an HDD model (usemem -n 8)",
 	.before = { SEED23_ERA, .freelist = USWAP_FREELIST_INTERLEAVED },
@@ -199,7 +199,7 @@ static const struct lab_experiment experiments[] = {
 },
 {
 	.name = "default-priority-round-robin",
-	.seed_file = "default-priority-round-robin.txt",
+	.thread = "[PATCH] mm/swapfile.c: select the swap device with default priority round robin",
 	.summary = "default priorities -2, -3, ... with per-node lists vs all "
 		   "-1 in round robin (usemem -n 31, 4 devices, 8 nodes)",
 	.before = { .select = USWAP_SELECT_LEGACY_PRIO,
@@ -222,7 +222,7 @@ static const struct lab_experiment experiments[] = {
 },
 {
 	.name = "per-priority-allocation-queues",
-	.seed_file = "per-priority-allocation-queues-rfc-v2.txt",
+	.thread = "[RFC PATCH v2 00/13] mm/swap: introduce per-priority allocation queues",
 	.summary = "global per-CPU cluster + plist rotation under one lock vs "
 		   "per-device per-CPU clusters + per-priority rings (make -j96, "
 		   "8 devices)",

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lab.h - the lab: each seed thread's before/after, replayed on libuswap
- * as policy switches (issue 5, kernel-swap-design.md section 10).
+ * as policy switches (docs/lab.md).
  *
- * Glossary (DESIGN.md's terms):
+ * Glossary (docs/design.md's terms):
  *   vCPU        a virtual CPU: a per-CPU index of the instance
  *               (uswap_thread_set_cpu()); the lab runs 96 of them, as the
  *               seeds' machines, on however many real threads it has
@@ -228,7 +228,8 @@ struct lab_metric {
 
 struct lab_experiment {
 	const char *name;        /* kebab-case, `uswap lab run NAME` */
-	const char *seed_file;   /* in shared/seeds/ */
+	const char *thread;      /* the seed thread's subject on linux-mm
+				    (lore.kernel.org/linux-mm) */
 	const char *summary;     /* one line for `uswap lab list` */
 	struct uswap_policy before, after;
 	struct lab_workload workload;

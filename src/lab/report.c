@@ -104,9 +104,9 @@ void lab_report_print(const struct lab_result *res, FILE *out)
 
 	lab_policy_format(&res->before.policy, before, sizeof(before));
 	lab_policy_format(&res->after.policy, after, sizeof(after));
-	fprintf(out, "%s (seeds/%s)\n  before: %s\n  after:  %s\n"
+	fprintf(out, "%s (linux-mm: %s)\n  before: %s\n  after:  %s\n"
 		"  before %.2f s, after %.2f s on %u thread(s)\n\n",
-		exp->name, exp->seed_file, before, after, res->before.elapsed_s,
+		exp->name, exp->thread, before, after, res->before.elapsed_s,
 		res->after.elapsed_s, res->before.threads);
 	fprintf(out, "%-40s %14s %14s %9s  %-5s %s\n", "metric", "before", "after",
 		"delta %", "seed", "agrees");

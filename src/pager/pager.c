@@ -7,7 +7,7 @@
  * gives each message to one reader. A handler that finds the queue empty
  * keeps reading without sleeping for spin_us, then blocks in poll() on
  * the userfaultfd and an eventfd that says "stop". Measured on the
- * 2-vCPU machine of DESIGN.md, a fault costs about 40 us when the handler
+ * 2-vCPU machine of docs/design.md, a fault costs about 40 us when the handler
  * sleeps in poll() or read() and about 15 us when it spins: the wake-up of
  * a sleeping handler is most of a 4 KiB fault. Under a steady stream of
  * faults the spin keeps the handler awake between them; when the program

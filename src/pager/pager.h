@@ -3,7 +3,7 @@
  * pager.h - the pager's internals: regions of anonymous memory registered
  * with userfaultfd, the resident limit, the clock and the fault handlers.
  *
- * Glossary (DESIGN.md terms):
+ * Glossary (docs/design.md terms):
  *  folio     2^order pages of a region, aligned to their size: the unit
  *            that is mapped, charged, evicted and brought back;
  *  charge    pages counted against the limit (p->resident): a folio is

@@ -137,11 +137,11 @@ USWAP_API int uswap_swap_out(struct uswap *u, const void *pages, unsigned int or
 }
 
 /*
- * folio_lock() - enter an RCU read section and lock the cluster of the
+ * folio_cluster_lock() - enter an RCU read section and lock the cluster of the
  * folio of 2^@order slots at @entry. Return: the device, or NULL (bad
  * entry, misaligned, order > 9) with the read section already left.
  */
-static struct swap_device *folio_lock(struct uswap *u, uswap_entry_t entry,
+static struct swap_device *folio_cluster_lock(struct uswap *u, uswap_entry_t entry,
 				      unsigned int order, struct pcpu_stats *st,
 				      uint32_t *off, struct swap_cluster_info **ci)
 {
@@ -180,7 +180,7 @@ USWAP_API int uswap_swap_in(struct uswap *u, uswap_entry_t entry, unsigned int o
 
 	if (!buf)
 		return -EINVAL;
-	si = folio_lock(u, entry, order, st, &off, &ci);
+	si = folio_cluster_lock(u, entry, order, st, &off, &ci);
 	if (!si)
 		return -EINVAL;
 	if (!range_in_use(si, off, nr)) {
@@ -292,29 +292,6 @@ static void release_pinned(struct swap_device *si, struct swap_cluster_info *ci,
 	}
 }
 
-/*
- * discard_empty_clusters() - the kernel's swap_do_scheduled_discard(), run
- * by the thread whose free emptied a cluster: take each cluster off the
- * discard list (DISCARDING keeps allocators away), have the device forget
- * it with no lock held, then put it on the free list. A device refusing
- * the discard costs nothing more than the call: the cluster is freed all
- * the same. Context: inside an RCU read section; no lock held.
- */
-static void discard_empty_clusters(struct swap_device *si, struct pcpu_stats *st)
-{
-	struct backend *b = device_backend(si);
-	struct swap_cluster_info *ci;
-
-	while ((ci = cluster_isolate_as(si, &si->discard_clusters,
-					CLUSTER_FLAG_DISCARDING, st))) {
-		ci_unlock(ci);
-		b->ops->discard(b, cluster_first(si, ci), CLUSTER_SLOTS);
-		ci_lock(ci, st);
-		cluster_move(si, ci, CLUSTER_FLAG_FREE, st);
-		ci_unlock(ci);
-	}
-}
-
 USWAP_API int uswap_swap_free(struct uswap *u, uswap_entry_t entry, unsigned int order)
 {
 	struct pcpu_stats *st = this_cpu_stats(u);
@@ -325,7 +302,7 @@ USWAP_API int uswap_swap_free(struct uswap *u, uswap_entry_t entry, unsigned int
 	uint32_t off;
 	int err;
 
-	si = folio_lock(u, entry, order, st, &off, &ci);
+	si = folio_cluster_lock(u, entry, order, st, &off, &ci);
 	if (!si)
 		return -EINVAL;
 	err = put_refs_keep_pinned(si, ci, off, nr, released);
@@ -335,8 +312,8 @@ USWAP_API int uswap_swap_free(struct uswap *u, uswap_entry_t entry, unsigned int
 		ci_lock(ci, st);
 		release_pinned(si, ci, off, nr, released, st);
 		ci_unlock(ci);
-		if (si->page_discard)
-			discard_empty_clusters(si, st);
+		if (si->page_discard) /* what this free emptied */
+			device_discard(si, UINT32_MAX, st);
 	} else {
 		stat_inc(&st->bad_free);
 	}
@@ -353,7 +330,7 @@ USWAP_API int uswap_cache_drop(struct uswap *u, uswap_entry_t entry, unsigned in
 	uint32_t off;
 	int err = -ENOENT;
 
-	si = folio_lock(u, entry, order, st, &off, &ci);
+	si = folio_cluster_lock(u, entry, order, st, &off, &ci);
 	if (!si)
 		return -EINVAL;
 	/* Only a clean copy whose slots still hold references: the data is

@@ -32,6 +32,7 @@ struct scache_folio *scache_lookup(struct swap_cluster_info *ci, uint32_t ci_off
 void scache_get(struct scache_folio *folio);
 void scache_put(struct scache_folio *folio);
 bool scache_remove(struct swap_cluster_info *ci, uint32_t ci_off, unsigned int nr);
+void scache_release_cluster(struct swap_cluster_info *ci);
 
 static inline struct backend *device_backend(struct swap_device *si)
 {

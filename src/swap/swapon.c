@@ -1,26 +1,45 @@
 // SPDX-License-Identifier: MIT
 /*
  * swapon.c - uswap_swapon(): a device with or without a backend holding
- * its data. The allocator (alloc/device.c) keeps the backend as an opaque
+ * its data, and uswap_swapon_spec(): a backend opened from a spec by the
+ * dev layer, then swapped on. The allocator (alloc/device.c) keeps the backend as an opaque
  * pointer; here its size and the bad slots of its swap header are folded
  * into the swapon arguments.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev/dev.h"
 #include "swap/swap.h"
 
-static void backend_close_opaque(void *b)
+static void hook_close(void *b)
 {
 	struct backend *be = b;
 
 	be->ops->close(be);
 }
 
+/* Only a backend that asked for page discard (file:...:discard) is told;
+ * zram hears of each freed slot from the swap path instead. */
+static int hook_discard(void *b, uint64_t first, uint64_t nr)
+{
+	struct backend *be = b;
+
+	return be->discard_clusters ? be->ops->discard(be, first, nr) : 0;
+}
+
+/* What the allocator needs done for a device, done here (alloc/ knows
+ * neither backends nor the swap cache). */
+static const struct device_hooks swap_device_hooks = {
+	.close = hook_close,
+	.discard = hook_discard,
+	.release_cluster = scache_release_cluster,
+};
+
 USWAP_API void uswap_backend_close(struct uswap_backend *b)
 {
 	if (b)
-		backend_close_opaque(b);
+		hook_close(b);
 }
 
 /* The caller's bad slots plus the backend's (from its swap header), in one
@@ -52,7 +71,7 @@ USWAP_API int uswap_swapon(struct uswap *u, const struct uswap_swapon_args *args
 	if (!args)
 		return -EINVAL;
 	if (!args->backend)
-		return device_swapon(u, args, NULL, NULL, 0);
+		return device_swapon(u, args, NULL, &swap_device_hooks, 0);
 	b = (struct backend *)args->backend;
 	a = *args;
 	if (!a.nr_slots)
@@ -65,9 +84,30 @@ USWAP_API int uswap_swapon(struct uswap *u, const struct uswap_swapon_args *args
 	if (err)
 		return err;
 	a.bad_slots = bad;
-	err = device_swapon(u, &a, b, backend_close_opaque,
+	err = device_swapon(u, &a, b, &swap_device_hooks,
 			    (b->is_file ? DEV_FLAG_FILE : 0) |
 			    (b->discard_clusters ? DEV_FLAG_PAGE_DISCARD : 0));
 	free(bad);
 	return err;
+}
+
+USWAP_API int uswap_swapon_spec(struct uswap *u, const char *spec, char *err,
+				size_t errlen)
+{
+	struct uswap_swapon_args a = { 0 };
+	struct uswap_backend *b;
+	int type, rc = uswap_backend_open(spec, &b, &a.prio, err, errlen);
+
+	if (rc)
+		return rc;
+	a.backend = b;
+	type = uswap_swapon(u, &a);
+	if (type < 0) {
+		uswap_backend_close(b);
+		return backend_errf(err, errlen, type, "swapon failed: %s",
+				    type == -EMFILE ? "all 32 device types in use"
+				    : type == -EINVAL ? "device too small (needs two clusters, 4 MiB)"
+				    : "see errno");
+	}
+	return type;
 }

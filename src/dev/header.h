@@ -21,8 +21,8 @@
  * uswap_swapon_args. uswap_header_parse() and uswap_header_read_file()
  * are the exported names of the two functions below.
  */
-#ifndef USWAP_SWAP_HEADER_H
-#define USWAP_SWAP_HEADER_H
+#ifndef USWAP_DEV_HEADER_H
+#define USWAP_DEV_HEADER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -81,4 +81,4 @@ int swap_header_parse(const void *page, size_t page_len, uint64_t area_bytes,
 int swap_header_read_file(const char *path, struct uswap_header_info *out,
 			  char *err, size_t errlen, char *warn, size_t warnlen);
 
-#endif /* USWAP_SWAP_HEADER_H */
+#endif /* USWAP_DEV_HEADER_H */

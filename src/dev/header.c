@@ -6,13 +6,13 @@
  * the fuzzer (tests/fuzz_header.c) can throw anything at it;
  * swap_header_read_file() does the I/O around it (open, size, read, holes,
  * permissions). The rules are the kernel's read_swap_header() and
- * util-linux swapon(8)'s, restated from their documented behaviour (see
- * shared/reference/kernel-swap-design.md section 8); where uswap differs,
+ * util-linux swapon(8)'s, restated from their documented behaviour
+ * (mm/swapfile.c, include/linux/swap.h, swapon(8)); where uswap differs,
  * the public header says so. Every refusal has its own message, so a user
  * can tell "not a swap area" from "made on another machine" from "too
  * small for uswap".
  */
-#include "swap/header.h"
+#include "dev/header.h"
 #include "dev/dev.h"
 
 #include <errno.h>
