@@ -29,9 +29,9 @@ USWAP_API int uswap_stats_get(struct uswap *u, struct uswap_stats *out)
 			st.swpout[o] += stat_read(&p->swpout[o]);
 			st.swpout_fallback[o] += stat_read(&p->swpout_fallback[o]);
 		}
-#define X(name) st.name += stat_read(&p->name);
-		USWAP_COUNTERS(X)
-		USWAP_COUNTERS_V2(X)
+#define X(name, description) st.name += stat_read(&p->name);
+		USWAP_STATS_COUNTERS(X)
+		USWAP_STATS_COUNTERS_V2(X)
 #undef X
 		for (int c = 0; c < USWAP_LOCK_MAX; c++) {
 			st.locks[c].acquired += stat_read(&p->locks[c].acquired);

@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uswap/alloc.h - geometry, swap entries, instances, devices (swapon/swapoff),
+ * slot allocation and the swap_map, statistics: the slot allocator.
+ * Part of the public API; include <uswap/uswap.h> for all of it.
+ */
+#ifndef USWAP_ALLOC_H
+#define USWAP_ALLOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <uswap/policy.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef USWAP_API
+#define USWAP_API __attribute__((visibility("default")))
+#endif
+
+/* ------------------------------------------------------------------------
+ * Geometry (include/linux/swap.h values for x86-64 with 4 KiB pages)
+ * ---------------------------------------------------------------------- */
+#define USWAP_PAGE_SIZE       4096u  /* bytes per slot */
+#define USWAP_CLUSTER_SHIFT   9
+#define USWAP_CLUSTER_SLOTS   (1u << USWAP_CLUSTER_SHIFT) /* 512 = 2 MiB */
+#define USWAP_NR_ORDERS       10     /* orders 0..9; 9 = one whole cluster */
+#define USWAP_MAX_ORDER       (USWAP_NR_ORDERS - 1)
+#define USWAP_MAX_DEVICES     32     /* type is 5 bits (MAX_SWAPFILES_SHIFT) */
+#define USWAP_MIN_CLUSTERS    2      /* smallest device accepted by swapon */
+#define USWAP_PRIO_DEFAULT    (-1)   /* DEF_SWAP_PRIO: shared by all
+					unprioritised devices (round robin) */
+#define USWAP_PRIO_MAX        32767  /* SWAP_FLAG_PRIO_MASK */
+#define USWAP_COUNT_MAX       65535u /* references one slot can hold */
+#define USWAP_MAX_CPUS        1024   /* per-CPU arrays are sized by nr_cpus */
+
+/* ------------------------------------------------------------------------
+ * Swap entries: (type, offset) packed as the kernel's swp_entry_t
+ * ---------------------------------------------------------------------- */
+#define USWAP_TYPE_SHIFT      58     /* offset in bits 0..57, type 58..62 */
+#define USWAP_OFFSET_MASK     ((UINT64_C(1) << USWAP_TYPE_SHIFT) - 1)
+
+typedef struct {
+	uint64_t val; /* 0 is never a valid entry: slot 0 is the header */
+} uswap_entry_t;
+
+static inline uswap_entry_t uswap_entry(unsigned int type, uint64_t offset)
+{
+	uswap_entry_t e = { ((uint64_t)(type & 31) << USWAP_TYPE_SHIFT) |
+			    (offset & USWAP_OFFSET_MASK) };
+	return e;
+}
+
+static inline unsigned int uswap_entry_type(uswap_entry_t e)
+{
+	return (unsigned int)(e.val >> USWAP_TYPE_SHIFT) & 31;
+}
+
+static inline uint64_t uswap_entry_offset(uswap_entry_t e)
+{
+	return e.val & USWAP_OFFSET_MASK;
+}
+
+/* Whether @e uses only the type and offset bits: bit 63 is never part of
+ * an entry uswap hands out, and every call taking an entry refuses one
+ * with it set (-EINVAL) instead of masking it off. */
+static inline bool uswap_entry_valid_bits(uswap_entry_t e)
+{
+	return (e.val >> (USWAP_TYPE_SHIFT + 5)) == 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Instances
+ * ---------------------------------------------------------------------- */
+struct uswap; /* one swap system: devices, rings, per-CPU state, stats */
+struct uswap_backend; /* where a device's data lives: ram, zram, file, faulty */
+
+/*
+ * uswap_unuse_fn - the slot owner's swapoff callback ("unuse").
+ * Called by uswap_swapoff() for each in-use slot of the device going away,
+ * @entry being that slot. The owner must stop referencing it: read the
+ * data back (uswap_swap_in) and keep it in memory, or write it to another
+ * device (uswap_swap_out) and switch its reference, then drop its
+ * references to @entry (uswap_swap_free). Slots of one folio are offered
+ * one by one; after the owner freed the whole folio the other slots are
+ * no longer in use and are not offered again. A slot held only by its
+ * HAS_CACHE pin (uswap_alloc() or uswap_cache_pin() with no reference
+ * yet: uswap_slot_count() says 0) is offered too, once about 10 ms pass
+ * with nothing freed (the swap path's own writes and frees finish without
+ * the owner); the owner lets go of it with uswap_put_folio(), or finishes
+ * with it and frees it. Returning 0 for a slot the owner does not know
+ * is allowed: the slot is offered again on the next sweep.
+ * Return: 0, or -errno to abort the swapoff (the device is put back).
+ * Context: runs in the swapoff thread, without uswap locks held.
+ */
+typedef int (*uswap_unuse_fn)(void *ctx, uswap_entry_t entry);
+
+/* uswap_progress_fn - swapoff progress: @left slots still in use. */
+typedef void (*uswap_progress_fn)(void *ctx, uint64_t left);
+
+struct uswap_config {
+	/* Per-CPU arrays are sized by this (0 = the host's configured CPUs).
+	 * CPU ids from sched_getcpu() are taken modulo nr_cpus. */
+	unsigned int nr_cpus;
+	/* Seed "before" switches for the lab; zero = uswap's design. */
+	struct uswap_policy policy;
+	/* Slots a CPU allocates from one device of a priority ring before
+	 * its reader moves to the next device (0 = USWAP_DEFAULT_RING_QUOTA;
+	 * docs/benchmarks.md says how the default was chosen). Charged in
+	 * slots, so an order-k folio counts 2^k and mixed orders balance by
+	 * space (seed 5's per-CPU quota rotation). */
+	unsigned int ring_quota;
+};
+
+#define USWAP_DEFAULT_RING_QUOTA 64
+
+/*
+ * uswap_create() - make an empty swap system with no devices.
+ * @cfg: settings, or NULL for all defaults. Copied, policy included: the
+ *       policy is fixed for the instance's life (src/alloc/policy.h says
+ *       what each switch does and which seed it comes from).
+ * @out: receives the new instance; the caller owns it and frees it with
+ *       uswap_destroy().
+ * Return: 0, -EINVAL (@out NULL, nr_cpus > USWAP_MAX_CPUS, a policy field
+ * outside its enum, policy.nr_nodes > USWAP_MAX_NODES), -ENOMEM.
+ * Thread-safety: any thread; instances are independent.
+ */
+USWAP_API int uswap_create(const struct uswap_config *cfg, struct uswap **out);
+
+/*
+ * uswap_destroy() - swap off every device (in-use slots are discarded with
+ * them) and free the instance. NULL is a no-op.
+ * Context: no other thread may use @u during or after the call.
+ */
+USWAP_API void uswap_destroy(struct uswap *u);
+
+/*
+ * uswap_thread_set_cpu() - pin the calling thread's per-CPU index.
+ * @cpu: 0..nr_cpus-1 of every instance this thread uses, or -1 to go back
+ *       to sched_getcpu().
+ * Used by tests and the lab to emulate many CPUs on few threads; two
+ * threads may share a CPU index (the per-CPU lock then serialises them).
+ * Thread-local; no errors.
+ */
+USWAP_API void uswap_thread_set_cpu(int cpu);
+
+/*
+ * uswap_drain() - give back every slot parked in the per-CPU slot caches
+ * (policy.lock == USWAP_LOCKING_DEVICE keeps up to USWAP_SLOT_CACHE_SLOTS
+ * order-0 slots per CPU allocated but not yet handed out, as the kernel's
+ * swap_slots cache did; they count as in use until drained). A no-op for
+ * the other policies. uswap_swapoff() drains the device it removes by
+ * itself; tests and the lab drain before comparing in-use counts.
+ * Context: any thread; takes each CPU's lock in turn.
+ */
+USWAP_API void uswap_drain(struct uswap *u);
+
+/* ------------------------------------------------------------------------
+ * Devices: swapon / swapoff
+ * ---------------------------------------------------------------------- */
+struct uswap_swapon_args {
+	const char *name;          /* Filename column of uswap_swaps(); copied;
+				      NULL gives "dev<type>" */
+	uint64_t nr_slots;         /* slots including header slot 0, i.e. the
+				      header's last_page + 1; at least
+				      USWAP_MIN_CLUSTERS * 512, at most
+				      UINT32_MAX */
+	int prio;                  /* USWAP_PRIO_DEFAULT or 0..USWAP_PRIO_MAX */
+	unsigned int flags;        /* 0 or USWAP_SWAPON_DISCARD */
+	const uint64_t *bad_slots; /* slots never to hand out (1..nr_slots-1),
+				      or NULL; copied */
+	size_t nr_bad;
+	struct uswap_backend *backend; /* data store, or NULL for a device
+				      that only allocates (benchmarks, lab).
+				      On success swapon owns it. With a
+				      backend, nr_slots 0 means "the
+				      backend's size" and its header's bad
+				      slots are added to bad_slots. */
+	int node;                  /* emulated NUMA node of the device,
+				      0..policy.nr_nodes-1 (0 when nr_nodes
+				      is 0 or 1): with USWAP_SELECT_LEGACY_PRIO
+				      CPUs of this node prefer it (the bdev's
+				      node_id in swap_node()); else only
+				      shown in uswap_device_info() */
+};
+
+/* uswap_swapon_args.flags */
+#define USWAP_SWAPON_DISCARD 0x10000 /* page discard (SWP_PAGE_DISCARD;
+				    SWAP_FLAG_DISCARD's value) on a device
+				    without a backend: each emptied cluster
+				    waits on the discard list until an
+				    allocation discards it (policy.discard
+				    says how many at a time); for the lab.
+				    A backend's own setting is kept either
+				    way. */
+
+/*
+ * uswap_swapon() - add a device and make it available for allocation.
+ * Slot 0 holds the header and every bad slot is marked USWAP map BAD; they
+ * are never handed out. The device joins the ring of its priority; the new
+ * ring is published with RCU, so allocators never see a half-built ring.
+ * The lowest free type is used, as the kernel reuses swap_info[] slots.
+ * Free clusters go on the free list in ascending order (seed "remove
+ * contention workaround for swap cache"; interleaved in 32 columns under
+ * USWAP_FREELIST_INTERLEAVED); clusters holding a bad slot start on
+ * nonfull[0], as setup_clusters() does. With USWAP_SELECT_LEGACY_PRIO a
+ * USWAP_PRIO_DEFAULT device gets the next of -2, -3, ... instead of -1.
+ * Return: the device type (0..31) on success; -EINVAL (@args NULL, nr_slots
+ * outside the range above, prio outside -1..32767, an unknown flag, node
+ * outside 0..nr_nodes-1, a bad slot of 0, past the end or listed twice), -EMFILE (all 32 types in use; the
+ * kernel says -EPERM), -ENOSPC (every usable slot bad), -ENOMEM. On error
+ * nothing changed.
+ * Context: may sleep (an RCU grace period); serialised with swapoff.
+ */
+USWAP_API int uswap_swapon(struct uswap *u, const struct uswap_swapon_args *args);
+
+/*
+ * uswap_swapoff() - remove an empty device.
+ * The device first leaves its ring (new ring published, grace period
+ * waited), then every allocator that could still see it is waited out, so
+ * once this returns no slot on @type is handed out again.
+ * This is the kernel's swapoff order (clear SWP_WRITEOK, leave the avail
+ * list, wait for allocators) with the RFC's ring republication (seed 5).
+ * With slots in use and an owner callback (uswap_set_unuse()), every used
+ * slot is handed to it until none is left (try_to_unuse()); meanwhile
+ * swap-ins from the device keep working and no new slot is allocated on it.
+ * Return: 0; -ENOENT (@type not swapped on, or outside 0..31); -EBUSY
+ * (slots in use and no owner callback, or about 5 s of sweeps with nothing
+ * freed: the device is put back, with what was already moved staying
+ * moved); the callback's -errno (device put back, likewise).
+ * Context: may sleep; serialised with swapon by the instance's swapon lock.
+ */
+USWAP_API int uswap_swapoff(struct uswap *u, int type);
+
+/* ------------------------------------------------------------------------
+ * Allocation and the swap_map
+ *
+ * Slot states (one byte each, as the kernel's swap_map): free; a reference
+ * count 1..USWAP_COUNT_MAX (counts past 62 live in a per-cluster side
+ * table); the HAS_CACHE pin held by the swap cache while a folio for the
+ * slot is in memory; BAD. A slot is free again when both its count and its
+ * HAS_CACHE pin are gone.
+ * ---------------------------------------------------------------------- */
+
+/*
+ * uswap_alloc() - allocate 2^@order contiguous, naturally aligned slots.
+ * The slots start with the HAS_CACHE pin and a count of 0, as in the
+ * kernel's folio_alloc_swap(): the folio is entering the swap cache.
+ * Devices are tried by priority, high to low; inside a priority the
+ * calling CPU's ring reader picks the device (round robin by quota). A
+ * large folio is retried on every same-priority peer before -E2BIG and
+ * never falls to a lower priority because a peer is fragmented. That is
+ * the default policy; the lab's "before" policies (struct uswap_policy,
+ * src/alloc/policy.h) change how the device is chosen: GLOBAL_ROTATE and
+ * LEGACY_PRIO give -E2BIG after the first device with room, and
+ * PERCPU_GLOBAL serves from the CPU's current cluster whatever its
+ * device's priority. A device in a write pause (see uswap_swap_out()) is
+ * passed over while a device of any priority has room, and used when
+ * none has.
+ * @order: 0..9.
+ * @entry: receives the first slot's entry.
+ * Return: 0; -E2BIG (order > 0 and no device of the serving priority has a
+ * free aligned run: split the folio; swpout_fallback[order] was counted);
+ * -ENOSPC (no device has a free slot); -EINVAL (order > 9).
+ * Context: any thread; takes the per-CPU lock, then cluster locks, then
+ * briefly a device list lock.
+ */
+USWAP_API int uswap_alloc(struct uswap *u, unsigned int order, uswap_entry_t *entry);
+
+/*
+ * uswap_put_folio() - drop the HAS_CACHE pin of the 2^@order slots that
+ * start at @entry (put_swap_folio()); slots left with no count are freed.
+ * All slots lie in one cluster, so this is one cluster-lock round trip.
+ * Freed slots are filed at once: a cluster that empties goes to the free
+ * list (so order 9 can use it), a full or frag one to nonfull.
+ * Return: 0; -EINVAL (bad type/offset, misaligned, order > 9); -ENOENT (a
+ * slot is not pinned by the cache: nothing changed; counted in bad_free).
+ * Context: any thread; takes one cluster lock, maybe a device list lock.
+ */
+USWAP_API int uswap_put_folio(struct uswap *u, uswap_entry_t entry, unsigned int order);
+
+/*
+ * uswap_dup() - add one reference to an in-use slot (swap_duplicate()).
+ * Counts past 62 move to a per-cluster side table (count continuation's
+ * role; the newest kernel's extend_table), allocated on first need.
+ * Return: 0; -EINVAL (bad entry); -ENOENT (slot free or BAD);
+ * -EOVERFLOW (count already USWAP_COUNT_MAX; unchanged); -ENOMEM (the side
+ * table could not be allocated; unchanged).
+ * Context: any thread; takes one cluster lock.
+ */
+USWAP_API int uswap_dup(struct uswap *u, uswap_entry_t entry);
+
+/*
+ * uswap_free() - drop one reference from @nr slots starting at @entry
+ * (swap_free_nr()); slots left with no count and no cache pin are freed.
+ * The range must lie inside one cluster (one lock round trip).
+ * Return: 0; -EINVAL (bad entry, nr 0, range crosses a cluster); -ENOENT
+ * (a slot has no reference: nothing changed; reported once per process on
+ * stderr, as the kernel's "Unused swap offset entry", and counted in
+ * bad_free).
+ * Context: any thread; takes one cluster lock, maybe a device list lock.
+ */
+USWAP_API int uswap_free(struct uswap *u, uswap_entry_t entry, unsigned int nr);
+
+/*
+ * uswap_cache_pin() - set the HAS_CACHE pin on an in-use slot
+ * (swapcache_prepare(): whoever succeeds owns the swap-in).
+ * Return: 0; -EINVAL; -ENOENT (slot free or BAD); -EEXIST (already pinned).
+ * Context: any thread; takes one cluster lock.
+ */
+USWAP_API int uswap_cache_pin(struct uswap *u, uswap_entry_t entry);
+
+/*
+ * uswap_slot_count() - read one slot: its reference count, and whether
+ * the cache pin is held. For tests and tools; the answer may be stale as
+ * soon as it returns.
+ * Return: the count (0..USWAP_COUNT_MAX); -EINVAL; -ENOENT (free);
+ * -EIO (the slot is BAD).
+ */
+USWAP_API long uswap_slot_count(struct uswap *u, uswap_entry_t entry, bool *has_cache);
+
+/* ------------------------------------------------------------------------
+ * Statistics (readable while allocation runs)
+ * ---------------------------------------------------------------------- */
+
+/* Lock classes whose acquisitions are counted. "Shared" locks are those
+ * every CPU may take: the device locks and the global locks. */
+enum uswap_lock_class {
+	USWAP_LOCK_DEVICE,  /* si->lock: a device's cluster lists; with
+			       USWAP_LOCKING_DEVICE also the device lock held
+			       across a whole allocation (and each free) */
+	USWAP_LOCK_CLUSTER, /* ci->lock: one cluster and its swap_map bytes */
+	USWAP_LOCK_PERCPU,  /* the per-CPU lock (local_lock role) */
+	USWAP_LOCK_GLOBAL,  /* the instance's swapon/swapoff lock, and the
+			       global device list lock (swap_avail_lock) of
+			       GLOBAL_ROTATE and LEGACY_PRIO */
+	USWAP_LOCK_MAX
+};
+
+struct uswap_lock_stats {
+	uint64_t acquired;  /* acquisitions */
+	uint64_t contended; /* acquisitions that found the lock held */
+};
+
+#define USWAP_STATS_VERSION 2 /* 2: list_scan_steps and after */
+
+/* Counters are per CPU, summed on read. A count updated by two threads
+ * sharing a CPU index at the same instant can lose an increment. */
+/*
+ * The scalar counters of struct uswap_stats, in its order, each with what
+ * it counts: one list, from which the struct below, the library's per-CPU
+ * counters and their sum are all made (X(name, description)), so a
+ * counter is added in one place. V2 came with USWAP_STATS_VERSION 2,
+ * after locks[]; a new counter goes at the end of the last list, with a
+ * version bump.
+ */
+#define USWAP_STATS_COUNTERS(X)                                              \
+	X(alloc_fast, "served from the CPU's cached cluster")                \
+	X(alloc_slow, "needed a cluster from the lists")                     \
+	X(alloc_fail, "-ENOSPC returned")                                    \
+	X(free_slots, "slots returned to free")                              \
+	X(bad_free, "put/free of a slot not in use")                         \
+	X(frag_scans, "frag-list clusters scanned")                          \
+	X(cluster_moves, "list moves (device list lock taken)")              \
+	X(ring_advance, "ring readers moved to the next device")             \
+	X(swpin, "folios read back by uswap_swap_in()")                      \
+	X(swpin_cached, "... of which served by the swap cache")             \
+	X(write_errors, "failed device writes (folio retried)")              \
+	X(read_errors, "failed device reads (-EIO returned)")                \
+	X(unuse_slots, "slots handed to the unuse callback")
+
+/* Version 2: what the lab's policies change (src/alloc/policy.h). */
+#define USWAP_STATS_COUNTERS_V2(X)                                           \
+	X(list_scan_steps, "clusters looked at on the cluster lists: each "   \
+	  "step of an isolation walk (slow-path allocation, discard) and "     \
+	  "each cluster visited by order-0 stealing")                          \
+	X(avail_requeue, "devices requeued behind their peers on the global " \
+	  "list (GLOBAL_ROTATE, LEGACY_PRIO; the global lock is held)")        \
+	X(slot_cache_hits, "order-0 allocations served by the per-CPU slot "  \
+	  "cache (LOCKING_DEVICE)")                                            \
+	X(slot_cache_refills, "device-locked batches into it")                \
+	X(discards, "clusters discarded by allocations")                      \
+	X(sync_discards, "order-0 failures that discarded every pending "     \
+	  "cluster of a device (SYNC_ALL)")
+
+#define USWAP_STATS_FIELD_(name, description) uint64_t name;
+
+struct uswap_stats {
+	uint32_t size;    /* sizeof(struct uswap_stats) */
+	uint32_t version; /* USWAP_STATS_VERSION */
+	uint64_t swpout[USWAP_NR_ORDERS];          /* folios allocated whole */
+	uint64_t swpout_fallback[USWAP_NR_ORDERS]; /* -E2BIG returned */
+	USWAP_STATS_COUNTERS(USWAP_STATS_FIELD_)
+	struct uswap_lock_stats locks[USWAP_LOCK_MAX];
+	USWAP_STATS_COUNTERS_V2(USWAP_STATS_FIELD_)
+};
+
+/*
+ * uswap_stats_get() - sum the per-CPU counters into @st.
+ * @st->size must be set by the caller to sizeof(*st) (older, smaller
+ * structs are filled up to their size).
+ * Return: 0; -EINVAL (@st NULL or size too small to hold the header).
+ * Context: any thread, while allocation runs; takes no lock.
+ */
+USWAP_API int uswap_stats_get(struct uswap *u, struct uswap_stats *st);
+
+/* One device, as a row of /proc/swaps plus the allocator's view. */
+struct uswap_device_info {
+	int type;                 /* 0..31 */
+	int prio;                 /* effective priority: as given, or the
+				     -2, -3, ... of USWAP_SELECT_LEGACY_PRIO
+				     (the per-node -1 promotion not shown,
+				     as /proc/swaps did not) */
+	char name[64];
+	char kind[16];            /* Type column: "file" for a swap file,
+				     else "partition" (as /proc/swaps) */
+	uint64_t size_kb;         /* usable slots (pages) in KiB */
+	uint64_t used_kb;         /* slots in use in KiB */
+	uint64_t nr_slots;        /* as given to swapon (incl. header) */
+	uint64_t pages;           /* usable slots: nr_slots - 1 - bad */
+	uint64_t inuse;           /* slots in use (handed out: slots parked
+				     in LOCKING_DEVICE's slot caches are not
+				     counted) */
+	uint32_t nr_clusters;
+	uint32_t free_clusters;   /* on the free list */
+	uint32_t nonfull_clusters;/* on nonfull[*] */
+	uint32_t frag_clusters;   /* on frag[*] */
+	uint32_t full_clusters;   /* on the full list */
+	uint32_t percpu_clusters; /* held as some CPU's current cluster */
+	uint64_t metadata_bytes;  /* swap_map + cluster descriptors + lists +
+				     per-CPU caches + count side tables */
+	int node;                 /* emulated NUMA node (swapon args) */
+	uint32_t discard_clusters;/* emptied, waiting for a discard */
+	uint64_t write_errors;    /* writes to this device that failed */
+	uint64_t write_pauses;    /* times allocation began passing the
+				     device over after a failed write */
+	bool write_paused;        /* passed over now (the pause ends by
+				     itself; see uswap_swap_out()) */
+};
+
+/*
+ * uswap_device_info() - snapshot one device. inuse sums the cluster counts
+ * (O(clusters) cluster-lock round trips), so it is exact when nothing runs
+ * and a moving snapshot otherwise.
+ * Return: 0; -ENOENT (@type not swapped on, or @info NULL).
+ * Context: any thread; takes the swapon lock (waits for swapon/swapoff).
+ */
+USWAP_API int uswap_device_info(struct uswap *u, int type, struct uswap_device_info *info);
+
+/*
+ * uswap_swaps() - print the /proc/swaps-style table (Filename, Type, Size,
+ * Used, Priority; sizes in KiB) of every device to @out.
+ * The columns are those of the kernel's swap_show(), padded with spaces; Size and
+ * Used in KiB, Type "partition" for every device for now.
+ * Return: number of devices printed.
+ * Context: any thread, while allocation runs.
+ */
+USWAP_API int uswap_swaps(struct uswap *u, FILE *out);
+
+/*
+ * uswap_check() - full consistency check of every device (debug aid and
+ * test oracle): list membership matches flags, cluster counts match the
+ * swap_map, inuse matches the sum. Expensive: O(slots).
+ * Context: no allocation or free may run concurrently.
+ * Return: 0, or -EUCLEAN with a description written to stderr.
+ */
+USWAP_API int uswap_check(struct uswap *u);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* USWAP_ALLOC_H */

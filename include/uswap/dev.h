@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uswap/dev.h - backends (where a device's data lives), the mkswap swap header
+ * and device specs.
+ * Part of the public API; include <uswap/uswap.h> for all of it.
+ */
+#ifndef USWAP_DEV_H
+#define USWAP_DEV_H
+
+#include <uswap/alloc.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * Backends and device specs
+ * ---------------------------------------------------------------------- */
+
+/*
+ * uswap_backend_open() - open the data store a spec names: "ram:512M",
+ * "zram:1G", "zram:1G:zstd", "file:/path[:discard][:direct][:qd=N][:sync]",
+ * "faulty:OPTS:INNER"; every spec may end in ":prio=N". A file must carry
+ * a valid mkswap header (its bad pages become bad slots).
+ * @out: receives the backend; the caller owns it until a successful
+ *       uswap_swapon() takes it, and closes it with uswap_backend_close().
+ * @prio: receives the spec's priority (USWAP_PRIO_DEFAULT without one);
+ *       may be NULL.
+ * @err: receives a one-line reason on failure (may be NULL).
+ * Return: 0; -EINVAL (malformed spec or header; @err says which), -ENOENT,
+ * -EACCES (the file), -ENOMEM, or the backend's error.
+ */
+USWAP_API int uswap_backend_open(const char *spec, struct uswap_backend **out,
+				 int *prio, char *err, size_t errlen);
+
+/* uswap_backend_close() - close a backend no device owns. NULL is a no-op. */
+USWAP_API void uswap_backend_close(struct uswap_backend *b);
+
+/* What a faulty: wrapper has injected: requests failed on purpose. */
+struct uswap_fault_counts {
+	uint64_t reads, writes, discards;                   /* requests seen */
+	uint64_t read_errors, write_errors, discard_errors; /* ... failed */
+};
+
+/*
+ * uswap_backend_faults() - the injection counts of a faulty: backend, so
+ * a test can match the errors it saw against the errors that were made.
+ * @b: from uswap_backend_open(); still valid after uswap_swapon() took it,
+ *     until the device is swapped off.
+ * Return: 0; -EINVAL (@b is not a faulty: backend, or @out NULL).
+ * Thread-safety: any thread, while I/O runs (counts read one by one).
+ */
+USWAP_API int uswap_backend_faults(struct uswap_backend *b, struct uswap_fault_counts *out);
+
+/*
+ * uswap_swapon_spec() - open @spec's backend and swap it on at the spec's
+ * priority. Return: the type, or -errno with a reason in @err.
+ */
+USWAP_API int uswap_swapon_spec(struct uswap *u, const char *spec, char *err,
+				size_t errlen);
+
+/* ------------------------------------------------------------------------
+ * Swap headers: page 0 of a swap area made by util-linux mkswap
+ *
+ * The SWAPSPACE2 layout (include/linux/swap.h union swap_header): 1024
+ * bytes left for boot loaders, then u32 version, last_page, nr_badpages,
+ * a 16-byte uuid and a 16-byte label; the bad-page list (u32 each) from
+ * byte 1536; the magic "SWAPSPACE2" in the last 10 bytes of the page.
+ * The rules follow the kernel's read_swap_header() and util-linux
+ * swapon(8), with these differences, each refused with its own message:
+ * a byte-swapped header (the kernel converts it), bad pages in a regular
+ * file (accepted here: the file backend skips them; the kernel refuses),
+ * and areas under USWAP_MIN_CLUSTERS clusters (too small for uswap).
+ * ---------------------------------------------------------------------- */
+
+/* Room for the bad-page list: (4096 - 10 - 1536) / 4 (MAX_SWAP_BADPAGES) */
+#define USWAP_HEADER_MAX_BADPAGES 637
+
+struct uswap_header_info {
+	uint32_t version;         /* 1 on success (SWAPSPACE2) */
+	uint32_t last_page;       /* header's last_page: last slot of the area */
+	uint64_t nr_slots;        /* last_page + 1, slots incl. header slot 0
+				     (clamped to UINT32_MAX as the kernel does):
+				     uswap_swapon_args.nr_slots */
+	uint64_t usable_slots;    /* nr_slots - 1 - nr_badpages */
+	uint32_t nr_badpages;
+	uint64_t badpages[USWAP_HEADER_MAX_BADPAGES]; /* ascending, distinct,
+				     1..last_page: uswap_swapon_args.bad_slots */
+	uint8_t uuid[16];
+	char uuid_str[37];        /* "01234567-89ab-cdef-0123-456789abcdef" */
+	char label[17];           /* up to 16 bytes, NUL-terminated; "" = none */
+	char byte_order[16];      /* "little-endian" or "big-endian": the
+				     header's, always the host's on success */
+	uint32_t page_size;       /* bytes per page of the header: 4096 */
+	/* Set by uswap_header_read_file() only (0 from uswap_header_parse()): */
+	bool is_block_device;
+	uint64_t file_size;       /* bytes: st_size, or BLKGETSIZE64 */
+	uint32_t mode;            /* permission bits, st_mode & 07777 */
+	uint32_t uid;             /* owner */
+	unsigned int nr_warnings; /* lines written to the warning buffer */
+};
+
+/*
+ * uswap_header_parse() - check a swap header held in memory. Pure: no I/O,
+ * no allocation, no global state; any byte string is safe input.
+ * @page: the first @page_len bytes of the area; at least USWAP_PAGE_SIZE.
+ *        Up to 65536 bytes let it recognise a header made for a larger
+ *        page size (mkswap -p) and say so.
+ * @area_bytes: size of the whole area in bytes; the header's last_page
+ *        must fit in it.
+ * @out: filled on success; undefined on error.
+ * @err: receives a one-line reason on error (may be NULL).
+ * Return: 0; -EINVAL (not a usable SWAPSPACE2 v1 header for 4 KiB pages:
+ * the message says which rule failed); -EBUSY (the area holds a
+ * hibernation image: swapping to it would destroy the image).
+ * Source: kernel read_swap_header() and setup of the bad slots.
+ */
+USWAP_API int uswap_header_parse(const void *page, size_t page_len, uint64_t area_bytes,
+				 struct uswap_header_info *out, char *err, size_t errlen);
+
+/*
+ * uswap_header_read_file() - open @path read-only (a regular file or a
+ * block device), read its header and check it as uswap_header_parse()
+ * does, then refuse a regular file with holes (st_blocks short of its
+ * size, util-linux swapon's test; the kernel's swapon fails on any
+ * unmapped block) and warn, without refusing, about permissions wider
+ * than 0600 (0660 for a block device) and a file not owned by root, as
+ * util-linux swapon(8) does.
+ * @err: one-line reason on error, without the path (may be NULL).
+ * @warn: warnings, one per line, no trailing newline; "" when none (may
+ *        be NULL); out->nr_warnings counts them.
+ * Return: 0; the errors of uswap_header_parse(); -EINVAL (not a regular
+ * file or block device, smaller than one page, holes); -EIO (short read);
+ * the negative errno of open(), fstat(), pread() or BLKGETSIZE64.
+ * Thread-safety: any thread.
+ */
+USWAP_API int uswap_header_read_file(const char *path, struct uswap_header_info *out,
+				     char *err, size_t errlen, char *warn, size_t warnlen);
+
+/* ------------------------------------------------------------------------
+ * Device specs: the strings every command takes to name a device
+ *
+ *   ram:SIZE[:prio=N]                  memory, uncompressed
+ *   zram:SIZE[:lz4|:zstd][:prio=N]     compressed memory (default lz4)
+ *   file:PATH[:prio=N][:discard][:direct][:qd=N][:sync]
+ *                                      a mkswap'd file or block device;
+ *                                      write ':' in PATH as '\:', '\' as '\\'
+ *   faulty:OPTS:INNER                  fault injection around INNER (any
+ *                                      spec); OPTS is comma-separated
+ *                                      read=R,write=R,discard=R (fractions
+ *                                      0..1), latency=MICROSECONDS, seed=N,
+ *                                      read_slots=A+B+C, write_slots=A+B,
+ *                                      discard_slots=A+B (these slots
+ *                                      always fail), fail_nth=N (the Nth
+ *                                      request fails), persistent (and
+ *                                      every later one), prio=N; may be
+ *                                      empty
+ *
+ * SIZE is bytes with an optional binary suffix K, M, G or T, a multiple
+ * of USWAP_PAGE_SIZE, at least USWAP_MIN_CLUSTERS clusters (4M). prio is
+ * -1 (default) to 32767. qd is the io_uring queue depth (1..4096, default
+ * 32) of the backend's asynchronous interface, and sync makes that
+ * interface use pread/pwrite; the swap path itself reads and writes a file
+ * synchronously (pread/pwrite) today.
+ * ---------------------------------------------------------------------- */
+
+#define USWAP_SPEC_MAX_LEN    4096 /* longest spec accepted, bytes without NUL */
+#define USWAP_SPEC_MAX_FAULTY 4    /* faulty wrappers one spec may nest */
+
+struct uswap_spec_faulty {
+	double read_error_rate;    /* 0..1: fraction of reads failing with -EIO */
+	double write_error_rate;   /* 0..1 */
+	double discard_error_rate; /* 0..1 */
+	unsigned int latency_us;   /* added to every request (=0) */
+	uint64_t seed;             /* seed of the fault draws (=1) */
+	size_t nr_bad_read_slots;  /* slots in read_slots= (reads always fail) */
+	size_t nr_bad_write_slots; /* slots in write_slots= */
+	size_t nr_bad_discard_slots; /* slots in discard_slots= */
+	uint64_t fail_nth;         /* the Nth request fails (1-based; 0 = off) */
+	bool fail_persistent;      /* and every request after it */
+};
+
+struct uswap_spec_info {
+	char canonical[2 * USWAP_SPEC_MAX_LEN]; /* normal form: defaults left
+				      out, sizes in the largest exact unit;
+				      parses back to the same spec */
+	int prio;                  /* USWAP_PRIO_DEFAULT or 0..USWAP_PRIO_MAX */
+	unsigned int nr_faulty;    /* fault wrappers, outermost first */
+	struct uswap_spec_faulty faulty[USWAP_SPEC_MAX_FAULTY];
+	/* The device under the wrappers: */
+	char kind[8];              /* "ram", "zram" or "file" */
+	uint64_t size_bytes;       /* ram, zram; 0 for file (see its header) */
+	uint64_t nr_slots;         /* size_bytes / USWAP_PAGE_SIZE, incl. slot 0 */
+	char algo[8];              /* zram: "lz4" or "zstd"; else "" */
+	char path[USWAP_SPEC_MAX_LEN]; /* file: unescaped; else "" */
+	unsigned int queue_depth;  /* file: io_uring entries (=32) */
+	bool discard;              /* file: discard freed clusters */
+	bool direct;               /* file: O_DIRECT */
+	bool sync;                 /* file: pread/pwrite, no io_uring */
+};
+
+/*
+ * uswap_spec_parse() - parse and check a device spec without opening
+ * anything (files are not touched: use uswap_header_read_file()).
+ * @out: filled on success; undefined on error.
+ * @err: one-line reason on error (may be NULL).
+ * Return: 0; -EINVAL (malformed: unknown kind or option, missing or bad
+ * size or number, value out of range, option given twice, spec longer
+ * than USWAP_SPEC_MAX_LEN or nesting deeper than USWAP_SPEC_MAX_FAULTY);
+ * -ENOMEM.
+ * Thread-safety: any thread.
+ */
+USWAP_API int uswap_spec_parse(const char *spec, struct uswap_spec_info *out,
+			       char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* USWAP_DEV_H */

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uswap/pager.h - the userfaultfd pager: memory regions kept under a resident
+ * limit that swap through the swap path.
+ * Part of the public API; include <uswap/uswap.h> for all of it.
+ */
+#ifndef USWAP_PAGER_H
+#define USWAP_PAGER_H
+
+#include <uswap/alloc.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * The pager: memory regions that swap through userfaultfd
+ *
+ * A pager owns one userfaultfd and a resident limit shared by all its
+ * regions (the memory cgroup's memory.max role). A region is anonymous
+ * memory registered with userfaultfd: its first touch maps zeroes, and
+ * when the regions together hold more than the limit the pager evicts
+ * folios of 2^order pages (clock order), writes them through
+ * uswap_swap_out() and unmaps them; the next access faults and the folio
+ * comes back whole through uswap_swap_in() (from the swap cache when it
+ * is still there). Application threads may read and write region memory
+ * at any time, eviction included: a page is write-protected before it is
+ * copied out, so no write is ever lost.
+ *
+ * One pager per swap instance: the pager owns every slot of @u and
+ * registers itself as its swapoff owner (uswap_set_unuse()), so
+ * uswap_swapoff_progress() of a device under live regions moves their
+ * folios to the other devices (or, when nothing else has room, back into
+ * memory, above the limit) and reports progress.
+ *
+ * A device read error on swap-in makes the access fail with SIGBUS
+ * (UFFDIO_POISON, kernel 6.6+); on kernels without it the folio is mapped
+ * filled with USWAP_PAGER_POISON_BYTE instead. Either way the error is
+ * recorded (uswap_region_error()) and passed to the config's on_error
+ * callback before the faulting thread resumes; the data is lost, never
+ * replaced by other data silently.
+ *
+ * Requirements: userfaultfd with write-protect support for anonymous
+ * memory (Linux 5.7+). Without root (CAP_SYS_PTRACE) the pager asks for
+ * user-mode-only faults first (UFFD_USER_MODE_ONLY, always allowed), then
+ * for full userfaultfd (vm.unprivileged_userfaultfd=1), then
+ * /dev/userfaultfd. In user-mode-only mode a system call given a region
+ * address that is swapped out fails with EFAULT instead of faulting it in.
+ * ---------------------------------------------------------------------- */
+
+struct uswap_pager; /* one userfaultfd, handler threads, limit, clock */
+
+#define USWAP_PAGER_MAX_ORDER 4      /* folios up to 16 pages (64 KiB) */
+#define USWAP_PAGER_POISON_BYTE 0xA5 /* fill of a lost folio without UFFDIO_POISON */
+
+/* uswap_pager_config.flags */
+#define USWAP_PAGER_KERNEL_FAULTS 0x1 /* never user-mode-only: system calls
+					 on region memory fault pages in
+					 (needs root, the sysctl, or
+					 /dev/userfaultfd) */
+#define USWAP_PAGER_NO_POISON     0x2 /* use the poison-byte fallback even
+					 where UFFDIO_POISON exists */
+#define USWAP_PAGER_NO_KEEP_CLEAN 0x4 /* free the slots of every folio read
+					 back (default: a folio read back
+					 by a read fault keeps its slots and
+					 is mapped write-protected, so it can
+					 be evicted again with no write
+					 until it is written) */
+#define USWAP_PAGER_NO_ZEROPAGE   0x8 /* first read touches map a zero-filled
+					 copy, not the shared zero page */
+#define USWAP_PAGER_NO_SPIN       0x10 /* handlers block in poll() as soon
+					 as the queue is empty */
+#define USWAP_PAGER_NO_KSWAPD     0x20 /* no background reclaim thread:
+					 faults reclaim for themselves when
+					 the limit is reached (memory.max
+					 without kswapd) */
+
+/*
+ * uswap_pager_error_fn - called once per folio lost to a read error, in a
+ * handler thread, with the folio's first address and the error (-EIO).
+ * Must not call back into the pager.
+ */
+typedef void (*uswap_pager_error_fn)(void *ctx, void *addr, int err);
+
+struct uswap_pager_config {
+	uint64_t limit_bytes;      /* resident bytes of all regions together
+				      (rounded down to whole folios); at least
+				      USWAP_PAGER_MIN_LIMIT_FOLIOS folios per
+				      handler thread */
+	unsigned int nr_handlers;  /* fault-handler threads (=1 when 0) */
+	unsigned int order;        /* folio order 0..USWAP_PAGER_MAX_ORDER:
+				      pages evicted and brought back together */
+	unsigned int spin_us;      /* a handler with nothing to do keeps
+				      polling the userfaultfd without sleeping
+				      this long before it blocks in poll()
+				      (=USWAP_PAGER_SPIN_DEFAULT when 0; see
+				      USWAP_PAGER_NO_SPIN). Spinning costs CPU
+				      but saves the ~25 us wake-up per fault. */
+	unsigned int reclaim_batch;/* pages one reclaim pass evicts (=256 when
+				      0), rounded up to whole folios, at most
+				      a quarter of the limit */
+	unsigned int swap_flags;   /* passed to uswap_swap_out(): 0 or
+				      USWAP_SWAP_KEEP_CACHE (a clean copy stays
+				      in the swap cache until the slots are
+				      freed: memory outside the limit) */
+	unsigned int flags;        /* USWAP_PAGER_* */
+	uswap_pager_error_fn on_error; /* may be NULL */
+	void *error_ctx;
+	unsigned int readahead_pages; /* sequential readahead: a fault that
+				      continues a sequential stream also maps
+				      up to this many pages of the folios
+				      after it that are in the same state
+				      (never touched, or swapped out), in one
+				      ioctl; the window doubles from one folio
+				      as the stream goes on (0 = off; at most
+				      64; less than a folio = off) */
+};
+
+#define USWAP_PAGER_SPIN_DEFAULT 50 /* us; see docs/pager.md */
+#define USWAP_PAGER_MIN_LIMIT_FOLIOS 8
+
+/*
+ * uswap_pager_create() - open a userfaultfd, start the handler threads and
+ * become @u's swapoff owner.
+ * @u: the swap instance; must outlive the pager; its devices may come and
+ *     go while the pager runs.
+ * @cfg: settings (copied); NULL is not allowed (the limit has no default).
+ * @out: receives the pager; free it with uswap_pager_destroy().
+ * Return: 0; -EINVAL (bad order, limit too small for the handler count,
+ * unknown flag); -EPERM (userfaultfd not permitted: see the section
+ * comment for the three ways to allow it); -ENOSYS (no userfaultfd, or no
+ * write-protect support for anonymous memory); -ENOMEM; -EAGAIN (threads).
+ * Thread-safety: any thread.
+ */
+USWAP_API int uswap_pager_create(struct uswap *u, const struct uswap_pager_config *cfg,
+				 struct uswap_pager **out);
+
+/*
+ * uswap_pager_destroy() - free every region still there (their slots
+ * too), stop the handler threads, close the userfaultfd and unregister
+ * the swapoff owner. NULL is a no-op.
+ * Context: no thread may touch region memory or use the pager during or
+ * after the call.
+ */
+USWAP_API void uswap_pager_destroy(struct uswap_pager *p);
+
+/*
+ * uswap_region_create() - map @size bytes of anonymous memory managed by
+ * the pager. The memory reads as zeroes until written.
+ * @size: bytes, rounded up to whole folios.
+ * @addr: receives the address, aligned to the folio size. The pager owns
+ *        the mapping: do not munmap, mremap, mprotect or madvise it.
+ * Return: 0; -EINVAL (@size 0 or @addr NULL); -ENOMEM.
+ * Thread-safety: any thread; waits for faults in flight on other regions
+ * to finish.
+ */
+USWAP_API int uswap_region_create(struct uswap_pager *p, size_t size, void **addr);
+
+/*
+ * uswap_region_destroy() - unmap a region and free its swap slots.
+ * @addr: as returned by uswap_region_create().
+ * Return: 0; -ENOENT (no region starts at @addr).
+ * Context: no thread may touch the region during or after the call.
+ */
+USWAP_API int uswap_region_destroy(struct uswap_pager *p, void *addr);
+
+/*
+ * uswap_region_error() - the read errors a region has seen.
+ * @addr: the region's address.
+ * @first: receives the first address lost (NULL if none); may be NULL.
+ * Return: the number of folios lost to read errors (0 = none); -ENOENT.
+ */
+USWAP_API long uswap_region_error(struct uswap_pager *p, void *addr, void **first);
+
+#define USWAP_PAGER_STATS_VERSION 1
+
+struct uswap_pager_stats {
+	uint32_t size;               /* sizeof(struct uswap_pager_stats) */
+	uint32_t version;            /* USWAP_PAGER_STATS_VERSION */
+	uint64_t limit_bytes;        /* effective limit */
+	uint64_t resident_bytes;     /* charged now: mapped folios, and folios
+					being brought in */
+	uint64_t resident_peak_bytes;
+	uint64_t regions;            /* live regions */
+	uint64_t faults;             /* missing-page fault messages */
+	uint64_t wp_faults;          /* write-protect fault messages */
+	uint64_t zero_fills;         /* folios mapped on first touch */
+	uint64_t swapins;            /* folios brought back */
+	uint64_t swapins_cached;     /* ... from the swap cache (no I/O) */
+	uint64_t evictions;          /* folios evicted */
+	uint64_t evict_clean;        /* ... with no write: still on swap */
+	uint64_t evict_split;        /* ... written as 2^order single pages
+					after -E2BIG */
+	uint64_t evict_cancelled;    /* evictions undone: written meanwhile,
+					or the swap-out failed */
+	uint64_t reclaim_waits;      /* faults that reclaimed before mapping */
+	uint64_t kswapd_wakeups;     /* background reclaim rounds */
+	uint64_t readahead;          /* folios mapped ahead of a fault (in
+					zero_fills or swapins too) */
+	uint64_t over_limit;         /* folios mapped above the limit because
+					nothing could be evicted (swap full) */
+	uint64_t read_errors;        /* folios lost to device read errors */
+	uint64_t unuse_moved;        /* folios that left a device being swapped
+					off without coming into memory: written
+					to another device, or clean copies
+					dropped */
+	uint64_t unuse_loaded;       /* ... brought into memory instead (no
+					other device had room) */
+	/* Fault service time: from reading the fault message to the ioctl
+	 * that maps the folio (and wakes the thread), in ns, over every
+	 * resolved missing-page fault. 0 when none. */
+	uint64_t fault_count;
+	uint64_t fault_ns_p50;
+	uint64_t fault_ns_p99;
+	uint64_t fault_ns_max;
+	/* Kernel features in use. */
+	bool uffd_user_mode_only;    /* UFFD_USER_MODE_ONLY */
+	bool uffd_poison;            /* UFFDIO_POISON for read errors */
+	bool uffd_move;              /* UFFDIO_MOVE is offered (not used yet) */
+	bool kswapd;                 /* background reclaim thread running */
+};
+
+/*
+ * uswap_pager_stats_get() - counters since creation. @st->size must be
+ * set to sizeof(*st). Return: 0; -EINVAL.
+ * Context: any thread, while faults run; counts are moving snapshots.
+ */
+USWAP_API int uswap_pager_stats_get(struct uswap_pager *p, struct uswap_pager_stats *st);
+
+/*
+ * uswap_pager_reset_latency() - forget the fault service times so far
+ * (to time one phase). Context: any thread.
+ */
+USWAP_API void uswap_pager_reset_latency(struct uswap_pager *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* USWAP_PAGER_H */

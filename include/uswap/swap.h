@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uswap/swap.h - the swap path: folios out to a device and back, the swap
+ * cache, and swapoff through the slot owner.
+ * Part of the public API; include <uswap/uswap.h> for all of it.
+ */
+#ifndef USWAP_SWAP_H
+#define USWAP_SWAP_H
+
+#include <uswap/alloc.h>
+#include <uswap/dev.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * The swap path: folios of 2^order pages out to a device and back
+ * ---------------------------------------------------------------------- */
+
+#define USWAP_SWAP_KEEP_CACHE 0x1 /* keep a clean copy in the swap cache */
+
+/*
+ * uswap_swap_out() - store a folio: allocate 2^@order slots (as
+ * uswap_alloc()), put the folio in the swap cache under the HAS_CACHE pin,
+ * write it to the device, and on completion give the caller one reference
+ * to each slot. Without USWAP_SWAP_KEEP_CACHE the cached copy is dropped
+ * when the write completes; with it, a clean copy stays until
+ * uswap_cache_drop() or the last uswap_swap_free(), and uswap_swap_in()
+ * returns it with no I/O.
+ * A failed write never loses data: the failed slots are freed again (a
+ * failure such as zram's memory limit is not a bad sector; the kernel
+ * marks nothing bad either), the device is passed over by allocation
+ * while any other device has room, for a pause (10 ms, doubled by each
+ * further failure up to 1.28 s, reset by a good write; counted in
+ * uswap_device_info()'s write_errors and write_pauses), and the folio is
+ * retried on the next device with room, up to 4 tries in all.
+ * @pages: 2^order * USWAP_PAGE_SIZE bytes; read only, not kept.
+ * Return: 0 with *@entry; -E2BIG (split the folio); -ENOSPC; -EIO (a
+ * write failed and no other device could take the folio, or every retry
+ * failed: the caller still has its pages); -EINVAL; -ENOMEM.
+ * Context: any thread; sleeps on the device's I/O.
+ */
+USWAP_API int uswap_swap_out(struct uswap *u, const void *pages, unsigned int order,
+			     unsigned int flags, uswap_entry_t *entry);
+
+/*
+ * uswap_swap_in() - read the folio of 2^@order pages at @entry into @buf:
+ * from the swap cache when a copy is there, else from the device. The
+ * caller keeps its references (free them with uswap_swap_free()).
+ * Return: 1 (swap cache hit, no I/O), 0 (read from the device), -EIO (the
+ * device failed: @buf holds nothing valid), -ENOENT (a slot not in use),
+ * -EINVAL.
+ * Context: any thread; sleeps on I/O.
+ */
+USWAP_API int uswap_swap_in(struct uswap *u, uswap_entry_t entry, unsigned int order,
+			    void *buf);
+
+/*
+ * uswap_swap_free() - drop one reference to each slot of the folio
+ * (free_swap_and_cache()): slots left without references lose any cached
+ * copy, their data is discarded on the device (zram frees the memory at
+ * once, as swap_slot_free_notify), and they become free. A slot whose
+ * HAS_CACHE pin another caller holds (uswap_cache_pin() or uswap_alloc())
+ * is left pinned with no references: it is freed when that owner calls
+ * uswap_put_folio(); the device then forgets its data on reuse.
+ * Return: 0; -ENOENT (a slot had no reference: nothing changed); -EINVAL.
+ * Context: any thread; takes the folio's cluster lock twice.
+ */
+USWAP_API int uswap_swap_free(struct uswap *u, uswap_entry_t entry, unsigned int order);
+
+/*
+ * uswap_cache_drop() - drop the clean cached copy of a folio kept by
+ * USWAP_SWAP_KEEP_CACHE (no I/O: the device has the data).
+ * Return: 0; -ENOENT (no copy cached); -EINVAL.
+ */
+USWAP_API int uswap_cache_drop(struct uswap *u, uswap_entry_t entry, unsigned int order);
+
+/*
+ * uswap_set_unuse() - register the slot owner's swapoff callback (one per
+ * instance; NULL unregisters). With it, uswap_swapoff() of a busy device
+ * hands every in-use slot to @fn instead of refusing with -EBUSY.
+ */
+USWAP_API void uswap_set_unuse(struct uswap *u, uswap_unuse_fn fn, void *ctx);
+
+/*
+ * uswap_swapoff_progress() - uswap_swapoff() that reports the slots left
+ * to @progress (may be NULL) after each one is moved, as try_to_unuse()'s
+ * caller could. Return: as uswap_swapoff(), plus the callback's -errno.
+ */
+USWAP_API int uswap_swapoff_progress(struct uswap *u, int type,
+				     uswap_progress_fn progress, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* USWAP_SWAP_H */
