@@ -11,6 +11,7 @@
 #define USWAP_TOOLS_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -96,6 +97,21 @@ const char *cli_errno_name(int err);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t cli_now_ns(void);
+
+/* ------------------------------------------------------------------------
+ * run.c
+ * ---------------------------------------------------------------------- */
+
+/*
+ * cli_run() - run @argv[0] (a path) with @argv, stdin from /dev/null, and
+ * wait for it. With @output, its stdout and stderr are collected into a
+ * new NUL-terminated string (*@output, the caller frees it; at most @max
+ * bytes kept, the rest read and dropped); without, stdout goes to
+ * /dev/null (our stdout may be JSON) and stderr stays ours.
+ * Return: the exit status (0..255, 128 + signal), 127 when it could not
+ * be executed, or -errno (fork, pipe, no memory).
+ */
+int cli_run(char *const argv[], char **output, size_t max);
 
 /* ------------------------------------------------------------------------
  * swapfile.c

@@ -10,35 +10,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-/* Run @argv with stdin and stdout on /dev/null (mkswap and dd talk there;
- * our stdout may be JSON). Return: the exit status, or -errno. */
-static int run_quiet(char *const argv[])
-{
-	int status;
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDWR);
-
-		if (devnull >= 0) {
-			dup2(devnull, STDIN_FILENO);
-			dup2(devnull, STDOUT_FILENO);
-		}
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 static const char *find_mkswap(void)
 {
@@ -74,12 +46,12 @@ int cli_make_swap_file(const char *path, uint64_t size, char *err, size_t errlen
 		       "conv=notrunc,fsync", "status=none", NULL };
 	char *mk[] = { (char *)mkswap, "-q", (char *)path, NULL };
 
-	if ((rc = run_quiet(dd)) != 0) {
+	if ((rc = cli_run(dd, NULL, 0)) != 0) {
 		snprintf(err, errlen, "dd %s failed (%s %d)", path,
 			 rc < 0 ? strerror(-rc) : "exit", rc);
 		return rc < 0 ? rc : -EIO;
 	}
-	if ((rc = run_quiet(mk)) != 0) {
+	if ((rc = cli_run(mk, NULL, 0)) != 0) {
 		snprintf(err, errlen, "mkswap %s failed (%s %d)", path,
 			 rc < 0 ? strerror(-rc) : "exit", rc);
 		return rc < 0 ? rc : -EIO;

@@ -6,16 +6,15 @@
  * function taking its own argv (argv[0] = the command's name) and
  * returning an exit code: 0, 1 (runtime error), 2 (usage error).
  */
-#include "bench_alloc.h"
-#include "bench_usemem.h"
-#include "bench_io.h"
 #include "cli.h"
 #include "lab_cmd.h"
 #include "stress_cmd.h"
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef USWAP_VERSION
 #define USWAP_VERSION "unknown"
@@ -30,7 +29,7 @@ struct command {
 static int cmd_bench(int argc, char **argv);
 
 static const struct command commands[] = {
-	{ "bench", cmd_bench, "run a benchmark of the library" },
+	{ "bench", cmd_bench, "run a benchmark of the library (uswap-bench)" },
 	{ "lab", cmd_lab, "replay a seed thread's before/after experiment" },
 	{ "stress", cmd_stress, "the whole stack under load and injected faults, "
 				"against a shadow model" },
@@ -39,17 +38,6 @@ static const struct command commands[] = {
 	{ NULL, NULL, NULL },
 };
 
-static const struct command bench_commands[] = {
-	{ "alloc", cmd_bench_alloc, "slot allocator: throughput, fallback, "
-				    "balance, lock traffic" },
-	{ "io", cmd_bench_io, "swap-out/swap-in MB/s per backend beside "
-			      "its raw limit" },
-	{ "usemem", cmd_bench_usemem, "vm-scalability's usemem on the "
-				      "userfaultfd pager" },
-	{ "fault", cmd_bench_fault, "the pager's fault round trip (swap-in "
-				    "latency)" },
-	{ NULL, NULL, NULL },
-};
 
 static void print_commands(const struct command *cmds)
 {
@@ -67,12 +55,6 @@ static void main_usage(void)
 	       "Exit status: 0 success, 1 runtime error, 2 usage error.\n");
 }
 
-static void bench_usage(void)
-{
-	printf("Usage: uswap bench BENCHMARK [OPTIONS]\n\nBenchmarks:\n");
-	print_commands(bench_commands);
-	printf("\nRun 'uswap bench BENCHMARK --help' for its options.\n");
-}
 
 static const struct command *find_command(const struct command *cmds,
 					  const char *name)
@@ -83,26 +65,41 @@ static const struct command *find_command(const struct command *cmds,
 	return NULL;
 }
 
-static bool is_help(const char *arg)
+/* exec @path with @argv if it is there; returns only if it is not. */
+static void try_exec(const char *path, char **argv)
 {
-	return !strcmp(arg, "--help") || !strcmp(arg, "-h");
+	if (access(path, X_OK) == 0)
+		execv(path, argv);
 }
 
-/* `uswap bench BENCHMARK ...`: a second level of dispatch. */
+/*
+ * `uswap bench BENCHMARK ...`: the benchmarks are their own program,
+ * uswap-bench (bench/), so this CLI links none of the harness or the raw
+ * codecs it measures against (git runs git-foo the same way). Looked for
+ * in $USWAP_BENCH, beside this program (installed), in ../bench/ (the
+ * build tree), then on PATH.
+ */
 static int cmd_bench(int argc, char **argv)
 {
-	const struct command *c;
+	char self[4096], path[4200];
+	const char *env = getenv("USWAP_BENCH");
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
-	if (argc < 2)
-		return cli_usage_error("bench", "missing benchmark name");
-	if (is_help(argv[1])) {
-		bench_usage();
-		return CLI_EXIT_OK;
+	(void)argc;
+	argv[0] = "uswap-bench";
+	if (env && *env)
+		try_exec(env, argv);
+	if (n > 0) {
+		self[n] = '\0';
+		*strrchr(self, '/') = '\0';
+		snprintf(path, sizeof(path), "%s/uswap-bench", self);
+		try_exec(path, argv);
+		snprintf(path, sizeof(path), "%s/../bench/uswap-bench", self);
+		try_exec(path, argv);
 	}
-	c = find_command(bench_commands, argv[1]);
-	if (!c)
-		return cli_usage_error("bench", "unknown benchmark '%s'", argv[1]);
-	return c->fn(argc - 1, argv + 1);
+	execvp("uswap-bench", argv);
+	return cli_runtime_error("bench", "uswap-bench (the benchmark harness) not found: "
+				 "set USWAP_BENCH, or install it beside uswap or on PATH");
 }
 
 int main(int argc, char **argv)

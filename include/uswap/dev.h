@@ -36,6 +36,10 @@ USWAP_API int uswap_backend_open(const char *spec, struct uswap_backend **out,
 /* uswap_backend_close() - close a backend no device owns. NULL is a no-op. */
 USWAP_API void uswap_backend_close(struct uswap_backend *b);
 
+/* The zstd level zram: devices compress at (zstd's default, as the
+ * kernel's zram); benchmarks measure raw zstd at the same level. */
+#define USWAP_ZRAM_ZSTD_LEVEL 3
+
 /* What a faulty: wrapper has injected: requests failed on purpose. */
 struct uswap_fault_counts {
 	uint64_t reads, writes, discards;                   /* requests seen */

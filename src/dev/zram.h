@@ -16,7 +16,7 @@
 
 /* Defaults and names accepted by backend_zram_open(@algo). */
 #define ZRAM_DEFAULT_ALGO "lz4"
-#define ZRAM_ZSTD_LEVEL   3  /* zstd's default level, as the kernel's */
+#define ZRAM_ZSTD_LEVEL   USWAP_ZRAM_ZSTD_LEVEL /* public: benchmarks use it */
 
 /*
  * Memory figures of one zram backend, in bytes unless named _pages. All

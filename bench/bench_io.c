@@ -13,6 +13,7 @@
  */
 #include "bench_io.h"
 #include "cli.h"
+#include "procswaps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -356,51 +357,6 @@ static char *file_spec(const char *path)
 	return s;
 }
 
-/* /proc/swaps writes blanks in names as octal escapes (\040). */
-static void unescape_octal(char *s)
-{
-	char *w = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
-		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*w++ = *s;
-		}
-	}
-	*w = '\0';
-}
-
-/* Whether @path is (or is the device of) an area in /proc/swaps. */
-static bool is_kernel_swap(const char *path)
-{
-	char line[4200], name[4200];
-	struct stat st, sw;
-	bool found = false;
-	FILE *f;
-
-	if (stat(path, &st))
-		return false;
-	f = fopen("/proc/swaps", "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%4199s", name) != 1 || !strcmp(name, "Filename"))
-			continue;
-		unescape_octal(name);
-		if (stat(name, &sw))
-			continue;
-		if (S_ISBLK(st.st_mode))
-			found = S_ISBLK(sw.st_mode) && st.st_rdev == sw.st_rdev;
-		else
-			found = st.st_dev == sw.st_dev && st.st_ino == sw.st_ino;
-	}
-	fclose(f);
-	return found;
-}
-
 /* Fill the row's description from its spec. Return: 0 or CLI_EXIT_*. */
 static int row_describe(struct bench_io_row *row, const char *spec)
 {
@@ -413,7 +369,7 @@ static int row_describe(struct bench_io_row *row, const char *spec)
 		free(si);
 		return cli_usage_error(CMD, "'%s': %s", spec, why);
 	}
-	if (!strcmp(si->kind, "file") && is_kernel_swap(si->path)) {
+	if (!strcmp(si->kind, "file") && procswaps_has(si->path)) {
 		free(si);
 		return cli_runtime_error(CMD, "%s is in use as the kernel's swap "
 					 "(/proc/swaps): refusing to write to it", si->path);

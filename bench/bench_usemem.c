@@ -14,6 +14,7 @@
  */
 #include "bench_usemem.h"
 #include "cli.h"
+#include "procswaps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -568,25 +569,16 @@ static uint64_t vmstat(const char *name)
 /* The kernel's swap: keep /proc/swaps when its Used total is highest. */
 static void sample_kernel_swaps(struct usemem_run *r, uint64_t *peak_total)
 {
-	char buf[sizeof(r->res.kswaps)], name[512], type[32];
-	unsigned long long size, used;
+	static struct procswaps_row rows[32];
+	char buf[sizeof(r->res.kswaps)];
 	uint64_t total = 0;
-	size_t len;
-	FILE *f = fopen("/proc/swaps", "r");
-	int prio;
+	int n = procswaps_read(buf, sizeof(buf), rows, 32);
 
-	if (!f)
-		return;
-	len = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[len] = '\0';
-	for (char *line = strchr(buf, '\n'); line && line[1]; line = strchr(line + 1, '\n'))
-		if (sscanf(line + 1, "%511s %31s %llu %llu %d", name, type, &size, &used,
-			   &prio) == 5)
-			total += used;
-	if (total >= *peak_total) {
+	for (int i = 0; i < n && i < 32; i++)
+		total += rows[i].used_kb;
+	if (n >= 0 && total >= *peak_total) {
 		*peak_total = total;
-		memcpy(r->res.kswaps, buf, len + 1);
+		memcpy(r->res.kswaps, buf, strlen(buf) + 1);
 	}
 }
 

@@ -12,7 +12,7 @@
  *         thread's part of a buffer (as zram's objects are compact, so
  *         decompression reads as many bytes as zram's does):
  *         LZ4_compress_default / LZ4_decompress_safe, or
- *         ZSTD_compressCCtx at level ZRAM_ZSTD_LEVEL (3, src/dev/zram.h)
+ *         ZSTD_compressCCtx at USWAP_ZRAM_ZSTD_LEVEL, the backend's level
  *         / ZSTD_decompressDCtx with one context per thread made before
  *         the clock starts; swap-out's limit is compression, swap-in's
  *         decompression (checked against the source afterwards);
@@ -52,7 +52,6 @@
 #include <lz4.h>
 #include <zstd.h>
 
-#define ZRAM_ZSTD_LEVEL 3 /* src/dev/zram.h: the backend's level */
 
 #define COMP_STRIDE BENCH_IO_COMP_STRIDE
 _Static_assert(COMP_STRIDE >= LZ4_COMPRESSBOUND(USWAP_PAGE_SIZE) &&
@@ -217,7 +216,7 @@ static void compress_share(void *arg, unsigned int i)
 
 		if (j->zstd) {
 			size_t n = ZSTD_compressCCtx(j->cctx[i], out, COMP_STRIDE, in,
-						     USWAP_PAGE_SIZE, ZRAM_ZSTD_LEVEL);
+						     USWAP_PAGE_SIZE, USWAP_ZRAM_ZSTD_LEVEL);
 			len = ZSTD_isError(n) ? -1 : (long)n;
 		} else {
 			len = LZ4_compress_default(in, out, USWAP_PAGE_SIZE, COMP_STRIDE);
@@ -393,78 +392,6 @@ const char *bench_io_fio_path(void)
 	return NULL;
 }
 
-/* Run @argv, collecting stdout and stderr into a new NUL-terminated
- * string. Return: the exit status (0..255), or -errno. */
-static int run_capture(char *const argv[], char **out)
-{
-	size_t len = 0, cap = 65536;
-	char *buf = malloc(cap);
-	int pipefd[2], status;
-	pid_t pid;
-
-	*out = NULL;
-	if (!buf)
-		return -ENOMEM;
-	if (pipe2(pipefd, O_CLOEXEC)) {
-		free(buf);
-		return -errno;
-	}
-	pid = fork();
-	if (pid < 0) {
-		int e = errno;
-
-		close(pipefd[0]);
-		close(pipefd[1]);
-		free(buf);
-		return -e;
-	}
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDONLY);
-
-		if (devnull >= 0)
-			dup2(devnull, STDIN_FILENO);
-		dup2(pipefd[1], STDOUT_FILENO);
-		dup2(pipefd[1], STDERR_FILENO);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(pipefd[1]);
-	for (;;) {
-		ssize_t n;
-
-		if (len + 1 >= cap && cap < FIO_OUTPUT_MAX) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (nb) {
-				buf = nb;
-				cap *= 2;
-			}
-		}
-		if (len + 1 >= cap) {
-			char sink[4096];
-
-			n = read(pipefd[0], sink, sizeof(sink)); /* drain, drop */
-		} else {
-			n = read(pipefd[0], buf + len, cap - 1 - len);
-			if (n > 0)
-				len += (size_t)n;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-	}
-	close(pipefd[0]);
-	buf[len] = '\0';
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			free(buf);
-			return -errno;
-		}
-	*out = buf;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 /* The bandwidth of direction @dir ("read" or "write") in fio's JSON: the
  * "bw_bytes" member of the first `"dir" : {` object. NAN if absent. */
 static double fio_bw_bytes(const char *json, const char *dir)
@@ -553,7 +480,7 @@ static double fio_run(const struct fio_job *j, char *note, size_t notelen)
 	argv[n++] = "--output-format=json";
 	argv[n] = NULL;
 
-	status = run_capture(argv, &out);
+	status = cli_run(argv, &out, FIO_OUTPUT_MAX);
 	if (status < 0) {
 		snprintf(note, notelen, "fio: %s", strerror(-status));
 		return NAN;
