@@ -369,24 +369,30 @@ static int row_describe(struct bench_io_row *row, const char *spec)
 		free(si);
 		return cli_usage_error(CMD, "'%s': %s", spec, why);
 	}
-	if (!strcmp(si->kind, "file") && procswaps_has(si->path)) {
+	const struct uswap_spec_layer *dev = uswap_spec_device(si);
+	const char *algo = uswap_spec_get(dev, "algo"), *path = uswap_spec_get(dev, "path");
+	const char *direct = uswap_spec_get(dev, "direct");
+
+	if (path && procswaps_has(path)) {
+		int rc = cli_runtime_error(CMD, "%s is in use as the kernel's swap "
+					   "(/proc/swaps): refusing to write to it", path);
+
 		free(si);
-		return cli_runtime_error(CMD, "%s is in use as the kernel's swap "
-					 "(/proc/swaps): refusing to write to it", si->path);
+		return rc;
 	}
+	row->direct = direct && !strcmp(direct, "true");
 	snprintf(row->spec, sizeof(row->spec), "%s", spec);
-	snprintf(row->kind, sizeof(row->kind), "%s", si->kind);
-	snprintf(row->algo, sizeof(row->algo), "%s", si->algo);
-	row->direct = si->direct;
+	snprintf(row->kind, sizeof(row->kind), "%s", dev->kind);
+	snprintf(row->algo, sizeof(row->algo), "%s", algo ? algo : "");
 	snprintf(row->backend, sizeof(row->backend), "%s%s%s%s%s",
-		 si->nr_faulty ? "faulty+" : "", si->kind,
-		 si->algo[0] ? "-" : "", si->algo, si->direct ? "-direct" : "");
+		 si->nr_layers > 1 ? "faulty+" : "", dev->kind, algo ? "-" : "",
+		 algo ? algo : "", row->direct ? "-direct" : "");
 	row->target_out_pct = row->target_in_pct = NAN;
-	if (!strcmp(si->kind, "ram")) {
+	if (!strcmp(dev->kind, "ram")) {
 		row->target_out_pct = row->target_in_pct = TARGET_RAM_PCT;
-	} else if (!strcmp(si->kind, "zram") && !strcmp(si->algo, "lz4")) {
+	} else if (!strcmp(dev->kind, "zram") && algo && !strcmp(algo, "lz4")) {
 		row->target_out_pct = row->target_in_pct = TARGET_ZRAM_LZ4_PCT;
-	} else if (!strcmp(si->kind, "file")) {
+	} else if (!strcmp(dev->kind, "file")) {
 		row->target_in_pct = TARGET_FILE_IN_PCT;
 	}
 	free(si);

@@ -663,7 +663,8 @@ int bench_io_limit(struct bench_io_data *d, struct bench_io_row *row,
 		return -ENOMEM;
 	rc = uswap_spec_parse(row->spec, si, err, errlen);
 	if (!rc)
-		rc = limit_fio(d, row, si->path, drop_caches, err, errlen);
+		rc = limit_fio(d, row, uswap_spec_get(uswap_spec_device(si), "path"),
+			       drop_caches, err, errlen);
 	free(si);
 	return rc;
 }

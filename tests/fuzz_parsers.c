@@ -4,7 +4,8 @@
  * reaches, besides the swap header (fuzz_header.c). The first byte picks
  * the parser (its value modulo 6), the rest is the text:
  *   0  device specs, uswap_spec_parse(): an accepted spec's canonical
- *      form must parse back to the same canonical form and device;
+ *      form must parse back to the same canonical form and the same
+ *      layers, kinds and option values;
  *   1  the CLI's sizes, cli_parse_size(): an accepted size printed in
  *      decimal must parse back to the same byte count;
  *   2  the CLI's lists, cli_parse_int_list(): 1..cap values, each within
@@ -49,14 +50,20 @@ static void fuzz_spec(const char *text)
 		check(err[0] != '\0' && memchr(err, '\0', sizeof(err)));
 		return;
 	}
-	check(a.nr_faulty <= USWAP_SPEC_MAX_FAULTY);
-	check(!strcmp(a.kind, "ram") || !strcmp(a.kind, "zram") || !strcmp(a.kind, "file"));
+	const struct uswap_spec_layer *dev = uswap_spec_device(&a);
+
+	check(a.nr_layers >= 1 && a.nr_layers <= USWAP_SPEC_MAX_LAYERS);
+	check(!strcmp(dev->kind, "ram") || !strcmp(dev->kind, "zram") ||
+	      !strcmp(dev->kind, "file"));
 	check(a.prio == USWAP_PRIO_DEFAULT || (a.prio >= 0 && a.prio <= USWAP_PRIO_MAX));
-	check(!strcmp(a.kind, "file") || (a.size_bytes && a.size_bytes % USWAP_PAGE_SIZE == 0 &&
-					  a.nr_slots == a.size_bytes / USWAP_PAGE_SIZE));
-	for (unsigned int i = 0; i < a.nr_faulty; i++) {
-		check(a.faulty[i].read_error_rate >= 0 && a.faulty[i].read_error_rate <= 1);
-		check(a.faulty[i].write_error_rate >= 0 && a.faulty[i].write_error_rate <= 1);
+	check(!strcmp(dev->kind, "file") || (a.size_bytes && a.size_bytes % USWAP_PAGE_SIZE == 0 &&
+					     a.nr_slots == a.size_bytes / USWAP_PAGE_SIZE));
+	for (unsigned int i = 0; i + 1 < a.nr_layers; i++) {
+		double r = atof(uswap_spec_get(&a.layers[i], "read"));
+		double w = atof(uswap_spec_get(&a.layers[i], "write"));
+
+		check(!strcmp(a.layers[i].kind, "faulty"));
+		check(r >= 0 && r <= 1 && w >= 0 && w <= 1);
 	}
 	if (strlen(a.canonical) > USWAP_SPEC_MAX_LEN)
 		return; /* escaping made it longer than a spec may be */
@@ -65,10 +72,15 @@ static void fuzz_spec(const char *text)
 		fprintf(stderr, "canonical '%s' of '%s' refused: %s\n", a.canonical, text, err);
 	check(rc == 0);
 	check(!strcmp(a.canonical, b.canonical));
-	check(!strcmp(a.kind, b.kind) && !strcmp(a.path, b.path) && !strcmp(a.algo, b.algo));
-	check(a.size_bytes == b.size_bytes && a.prio == b.prio && a.nr_faulty == b.nr_faulty);
-	check(a.queue_depth == b.queue_depth && a.discard == b.discard && a.direct == b.direct &&
-	      a.sync == b.sync);
+	check(a.size_bytes == b.size_bytes && a.prio == b.prio && a.nr_layers == b.nr_layers);
+	for (unsigned int i = 0; i < a.nr_layers; i++) {
+		check(!strcmp(a.layers[i].kind, b.layers[i].kind));
+		check(a.layers[i].nr_options == b.layers[i].nr_options);
+		for (unsigned int k = 0; k < a.layers[i].nr_options; k++) {
+			check(!strcmp(a.layers[i].options[k].key, b.layers[i].options[k].key));
+			check(!strcmp(a.layers[i].options[k].value, b.layers[i].options[k].value));
+		}
+	}
 }
 
 static void fuzz_size(const char *text)

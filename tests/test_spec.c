@@ -483,25 +483,31 @@ static void test_public_parse_describes_wrappers_and_device(void **state)
 
 	t_eq(uswap_spec_parse("faulty:read=0.25,read_slots=5+6:faulty:latency=7:"
 			      "file:/s\\:x:prio=3:qd=8", info, err, sizeof(err)), 0);
-	t_eq(info->nr_faulty, 2);
-	t_true(info->faulty[0].read_error_rate == 0.25);
-	t_eq(info->faulty[0].nr_bad_read_slots, 2);
-	t_eq(info->faulty[1].latency_us, 7);
-	t_eq_u64(info->faulty[1].seed, 1);
-	t_true(!strcmp(info->kind, "file"));
-	t_true(!strcmp(info->path, "/s:x"));
-	t_eq(info->queue_depth, 8);
+	t_eq(info->nr_layers, 3); /* two wrappers, then the device */
+	t_true(!strcmp(info->layers[0].kind, "faulty"));
+	t_true(!strcmp(uswap_spec_get(&info->layers[0], "read"), "0.25"));
+	t_true(!strcmp(uswap_spec_get(&info->layers[0], "read_slots"), "5+6"));
+	t_true(!strcmp(uswap_spec_get(&info->layers[0], "write"), "0"));
+	t_true(!strcmp(uswap_spec_get(&info->layers[1], "latency"), "7"));
+	t_true(!strcmp(uswap_spec_get(&info->layers[1], "seed"), "1")); /* default */
+	t_true(!strcmp(uswap_spec_get(&info->layers[1], "persistent"), "false"));
+	t_true(uswap_spec_get(&info->layers[1], "algo") == NULL); /* not a faulty key */
+	t_true(!strcmp(uswap_spec_device(info)->kind, "file"));
+	t_true(!strcmp(uswap_spec_get(uswap_spec_device(info), "path"), "/s:x"));
+	t_true(!strcmp(uswap_spec_get(uswap_spec_device(info), "qd"), "8"));
+	t_true(!strcmp(uswap_spec_get(uswap_spec_device(info), "discard"), "false"));
 	t_eq(info->prio, 3);
+	t_eq_u64(info->size_bytes, 0);
 	t_true(!strcmp(info->canonical, "faulty:read=0.25,read_slots=5+6:faulty:"
 		       "latency=7:file:/s\\:x:prio=3:qd=8"));
 
 	t_eq(uswap_spec_parse("zram:64M:zstd", info, err, sizeof(err)), 0);
-	t_eq(info->nr_faulty, 0);
+	t_eq(info->nr_layers, 1);
 	t_eq_u64(info->size_bytes, 64 * MiB);
 	t_eq_u64(info->nr_slots, 16384);
-	t_true(!strcmp(info->algo, "zstd"));
-	t_true(!strcmp(info->path, ""));
-
+	t_true(!strcmp(uswap_spec_get(uswap_spec_device(info), "algo"), "zstd"));
+	t_true(!strcmp(uswap_spec_get(uswap_spec_device(info), "size"), "67108864"));
+	t_true(uswap_spec_get(uswap_spec_device(info), "path") == NULL);
 	t_eq(uswap_spec_parse("zram:64Q", info, err, sizeof(err)), -EINVAL);
 	t_true(strstr(err, "bad size '64Q'") != NULL);
 	free(info);

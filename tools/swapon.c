@@ -145,22 +145,26 @@ static void field_bytes(const char *name, uint64_t bytes)
 	field(name, "%" PRIu64 " bytes", bytes);
 }
 
-static void print_faulty_text(const struct uswap_spec_info *s)
+/* "key=value, key=value" of a layer's options. */
+static void layer_options_text(const struct uswap_spec_layer *l, char *buf, size_t len)
 {
-	for (unsigned int i = 0; i < s->nr_faulty; i++) {
-		const struct uswap_spec_faulty *f = &s->faulty[i];
-		char name[24], nth[48] = "off";
+	size_t used = 0;
 
-		if (f->fail_nth)
-			snprintf(nth, sizeof(nth), "%" PRIu64 "%s", f->fail_nth,
-				 f->fail_persistent ? " and later" : "");
-		snprintf(name, sizeof(name), "faulty[%u]:", i);
-		field(name, "read %g, write %g, discard %g, latency %u us, "
-		      "seed %" PRIu64 ", bad slots read %zu / write %zu / "
-		      "discard %zu, fail request %s", f->read_error_rate,
-		      f->write_error_rate, f->discard_error_rate, f->latency_us,
-		      f->seed, f->nr_bad_read_slots, f->nr_bad_write_slots,
-		      f->nr_bad_discard_slots, nth);
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < l->nr_options && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s=%s", i ? ", " : "",
+					 l->options[i].key, l->options[i].value);
+}
+
+/* Every wrapper, outermost first, with all its options. */
+static void print_wrappers_text(const struct uswap_spec_info *s)
+{
+	char name[24], opts[4 * USWAP_SPEC_MAX_LEN];
+
+	for (unsigned int i = 0; i + 1 < s->nr_layers; i++) {
+		snprintf(name, sizeof(name), "%s[%u]:", s->layers[i].kind, i);
+		layer_options_text(&s->layers[i], opts, sizeof(opts));
+		field(name, "%s", opts);
 	}
 }
 
@@ -185,7 +189,9 @@ static void print_file_text(const struct swapon_result *r)
 	const struct uswap_spec_info *s = &r->spec;
 	const struct uswap_header_info *h = &r->hdr;
 
-	field("path:", "%s", s->path);
+	const struct uswap_spec_layer *dev = uswap_spec_device(s);
+
+	field("path:", "%s", uswap_spec_get(dev, "path"));
 	field("type:", "%s, mode %04" PRIo32 ", uid %" PRIu32,
 	      h->is_block_device ? "block device" : "regular file", h->mode, h->uid);
 	field_bytes("size:", h->file_size);
@@ -198,8 +204,10 @@ static void print_file_text(const struct swapon_result *r)
 	print_badpages_text(h);
 	field("uuid:", "%s", h->uuid_str);
 	field("label:", "%s", h->label[0] ? h->label : "(none)");
-	field("options:", "qd=%u%s%s%s", s->queue_depth, s->discard ? " discard" : "",
-	      s->direct ? " direct" : "", s->sync ? " sync" : "");
+	char opts[4 * USWAP_SPEC_MAX_LEN];
+
+	layer_options_text(dev, opts, sizeof(opts));
+	field("options:", "%s", opts);
 }
 
 static void print_text(const struct swapon_result *r)
@@ -209,16 +217,18 @@ static void print_text(const struct swapon_result *r)
 
 	field("spec:", "%s", s->canonical);
 	field("priority:", "%d%s", s->prio, s->prio == USWAP_PRIO_DEFAULT ? " (default)" : "");
-	print_faulty_text(s);
-	field("device:", "%s", s->kind);
+	print_wrappers_text(s);
+	field("device:", "%s", uswap_spec_device(s)->kind);
 	if (r->has_hdr) {
 		print_file_text(r);
 	} else {
 		field_bytes("size:", s->size_bytes);
 		field("slots:", "%" PRIu64 " (including slot 0, never used)", s->nr_slots);
 		field("usable slots:", "%" PRIu64, s->nr_slots - 1);
-		if (s->algo[0])
-			field("algorithm:", "%s", s->algo);
+		const char *algo = uswap_spec_get(uswap_spec_device(s), "algo");
+
+		if (algo)
+			field("algorithm:", "%s", algo);
 	}
 	while (*w) {
 		int len = (int)strcspn(w, "\n");
@@ -233,23 +243,23 @@ static void print_text(const struct swapon_result *r)
  * JSON
  * ---------------------------------------------------------------------- */
 
-static void json_faulty(struct cli_json *j, const struct uswap_spec_info *s)
+/* A layer's options as one JSON object of strings. */
+static void json_options(struct cli_json *j, const struct uswap_spec_layer *l)
 {
-	cli_json_array_open(j, "faulty", false);
-	for (unsigned int i = 0; i < s->nr_faulty; i++) {
-		const struct uswap_spec_faulty *f = &s->faulty[i];
+	cli_json_object_open(j, "options", true);
+	for (unsigned int i = 0; i < l->nr_options; i++)
+		cli_json_string(j, l->options[i].key, l->options[i].value);
+	cli_json_object_close(j);
+}
 
-		cli_json_object_open(j, NULL, true);
-		cli_json_double(j, "read_error_rate", f->read_error_rate);
-		cli_json_double(j, "write_error_rate", f->write_error_rate);
-		cli_json_double(j, "discard_error_rate", f->discard_error_rate);
-		cli_json_u64(j, "latency_us", f->latency_us);
-		cli_json_u64(j, "seed", f->seed);
-		cli_json_u64(j, "nr_bad_read_slots", f->nr_bad_read_slots);
-		cli_json_u64(j, "nr_bad_write_slots", f->nr_bad_write_slots);
-		cli_json_u64(j, "nr_bad_discard_slots", f->nr_bad_discard_slots);
-		cli_json_u64(j, "fail_nth", f->fail_nth);
-		cli_json_bool(j, "fail_persistent", f->fail_persistent);
+/* The wrappers, outermost first: [{"kind": ..., "options": {...}}]. */
+static void json_wrappers(struct cli_json *j, const struct uswap_spec_info *s)
+{
+	cli_json_array_open(j, "wrappers", false);
+	for (unsigned int i = 0; i + 1 < s->nr_layers; i++) {
+		cli_json_object_open(j, NULL, false);
+		cli_json_string(j, "kind", s->layers[i].kind);
+		json_options(j, &s->layers[i]);
 		cli_json_object_close(j);
 	}
 	cli_json_array_close(j);
@@ -284,22 +294,15 @@ static void json_header(struct cli_json *j, const struct uswap_header_info *h)
 static void json_device(struct cli_json *j, const struct swapon_result *r)
 {
 	const struct uswap_spec_info *s = &r->spec;
+	const struct uswap_spec_layer *dev = uswap_spec_device(s);
 	bool file = r->has_hdr;
 
 	cli_json_object_open(j, "device", false);
-	cli_json_string(j, "kind", s->kind);
+	cli_json_string(j, "kind", dev->kind);
 	cli_json_u64(j, "size_bytes", file ? r->hdr.file_size : s->size_bytes);
 	cli_json_u64(j, "nr_slots", file ? r->hdr.nr_slots : s->nr_slots);
 	cli_json_u64(j, "usable_slots", file ? r->hdr.usable_slots : s->nr_slots - 1);
-	if (s->algo[0])
-		cli_json_string(j, "algo", s->algo);
-	if (file) {
-		cli_json_string(j, "path", s->path);
-		cli_json_u64(j, "queue_depth", s->queue_depth);
-		cli_json_bool(j, "discard", s->discard);
-		cli_json_bool(j, "direct", s->direct);
-		cli_json_bool(j, "sync", s->sync);
-	}
+	json_options(j, dev);
 	cli_json_object_close(j);
 }
 
@@ -313,7 +316,7 @@ static void print_json(const struct swapon_result *r)
 	cli_json_bool(&j, "ok", true);
 	cli_json_string(&j, "spec", r->spec.canonical);
 	cli_json_i64(&j, "prio", r->spec.prio);
-	json_faulty(&j, &r->spec);
+	json_wrappers(&j, &r->spec);
 	json_device(&j, r);
 	if (r->has_hdr)
 		json_header(&j, &r->hdr);
@@ -374,11 +377,13 @@ int cmd_swapon(int argc, char **argv)
 		code = report_refusal(&o, CLI_EXIT_USAGE, rc, "bad device spec", err);
 		goto out;
 	}
-	if (!strcmp(r->spec.kind, "file")) {
-		rc = uswap_header_read_file(r->spec.path, &r->hdr, err, sizeof(err),
-					    r->warn, sizeof(r->warn));
+	if (!strcmp(uswap_spec_device(&r->spec)->kind, "file")) {
+		const char *path = uswap_spec_get(uswap_spec_device(&r->spec), "path");
+
+		rc = uswap_header_read_file(path, &r->hdr, err, sizeof(err), r->warn,
+					    sizeof(r->warn));
 		if (rc) {
-			code = report_refusal(&o, CLI_EXIT_RUNTIME, rc, r->spec.path, err);
+			code = report_refusal(&o, CLI_EXIT_RUNTIME, rc, path, err);
 			goto out;
 		}
 		r->has_hdr = true;

@@ -171,37 +171,58 @@ USWAP_API int uswap_header_read_file(const char *path, struct uswap_header_info 
 #define USWAP_SPEC_MAX_LEN    4096 /* longest spec accepted, bytes without NUL */
 #define USWAP_SPEC_MAX_FAULTY 4    /* faulty wrappers one spec may nest */
 
-struct uswap_spec_faulty {
-	double read_error_rate;    /* 0..1: fraction of reads failing with -EIO */
-	double write_error_rate;   /* 0..1 */
-	double discard_error_rate; /* 0..1 */
-	unsigned int latency_us;   /* added to every request (=0) */
-	uint64_t seed;             /* seed of the fault draws (=1) */
-	size_t nr_bad_read_slots;  /* slots in read_slots= (reads always fail) */
-	size_t nr_bad_write_slots; /* slots in write_slots= */
-	size_t nr_bad_discard_slots; /* slots in discard_slots= */
-	uint64_t fail_nth;         /* the Nth request fails (1-based; 0 = off) */
-	bool fail_persistent;      /* and every request after it */
+#define USWAP_SPEC_MAX_LAYERS  (USWAP_SPEC_MAX_FAULTY + 1)
+#define USWAP_SPEC_MAX_OPTIONS 16 /* options one layer describes */
+
+/* One option of a layer, with its effective value (defaults filled in). */
+struct uswap_spec_option {
+	const char *key;   /* as in the spec grammar: "size", "algo", "read",
+			      "qd", "discard", ... */
+	const char *value; /* text: sizes in bytes, rates as read back, flags
+			      "true" or "false", slot lists "A+B" ("" if none) */
 };
 
+/* A wrapper or the device: its kind and every option it takes. A new
+ * backend adds a kind and its keys, never a field. */
+struct uswap_spec_layer {
+	const char *kind;  /* "faulty", "ram", "zram", "file" */
+	unsigned int nr_options;
+	struct uswap_spec_option options[USWAP_SPEC_MAX_OPTIONS];
+};
+
+/*
+ * struct uswap_spec_info - what a spec describes, backend-neutral.
+ * ram:  size, algo-less;  zram: size, algo;  file: path, qd, discard,
+ * direct, sync;  faulty: read, write, discard, latency (us), seed,
+ * read_slots, write_slots, discard_slots, fail_nth (0 = off), persistent.
+ * The strings point into @strings: copy the struct only with memcpy of
+ * the whole, and read it while it lives.
+ */
 struct uswap_spec_info {
 	char canonical[2 * USWAP_SPEC_MAX_LEN]; /* normal form: defaults left
 				      out, sizes in the largest exact unit;
 				      parses back to the same spec */
 	int prio;                  /* USWAP_PRIO_DEFAULT or 0..USWAP_PRIO_MAX */
-	unsigned int nr_faulty;    /* fault wrappers, outermost first */
-	struct uswap_spec_faulty faulty[USWAP_SPEC_MAX_FAULTY];
-	/* The device under the wrappers: */
-	char kind[8];              /* "ram", "zram" or "file" */
-	uint64_t size_bytes;       /* ram, zram; 0 for file (see its header) */
+	uint64_t size_bytes;       /* the device's, when the spec says it (ram,
+				      zram); 0 for a file (see its header) */
 	uint64_t nr_slots;         /* size_bytes / USWAP_PAGE_SIZE, incl. slot 0 */
-	char algo[8];              /* zram: "lz4" or "zstd"; else "" */
-	char path[USWAP_SPEC_MAX_LEN]; /* file: unescaped; else "" */
-	unsigned int queue_depth;  /* file: io_uring entries (=32) */
-	bool discard;              /* file: discard freed clusters */
-	bool direct;               /* file: O_DIRECT */
-	bool sync;                 /* file: pread/pwrite, no io_uring */
+	unsigned int nr_layers;    /* wrappers outermost first, then the device */
+	struct uswap_spec_layer layers[USWAP_SPEC_MAX_LAYERS];
+	char strings[3 * USWAP_SPEC_MAX_LEN]; /* what keys and values point to */
 };
+
+/*
+ * uswap_spec_device() - the device layer of @info (the last), and
+ * uswap_spec_get() - the value of option @key of @layer, or NULL when the
+ * layer's kind has no such option. Thread-safety: pure.
+ */
+static inline const struct uswap_spec_layer *
+uswap_spec_device(const struct uswap_spec_info *info)
+{
+	return &info->layers[info->nr_layers - 1];
+}
+
+USWAP_API const char *uswap_spec_get(const struct uswap_spec_layer *layer, const char *key);
 
 /*
  * uswap_spec_parse() - parse and check a device spec without opening

@@ -2,7 +2,8 @@
 /*
  * spec_format.c - device specs back to strings (dev_spec_format()), and
  * the exported uswap_spec_parse(), which describes a parsed spec in the
- * public struct uswap_spec_info.
+ * public, backend-neutral struct uswap_spec_info: a list of layers (the
+ * wrappers, then the device), each a kind and its options as text.
  *
  * The canonical string is the shortest spelling that parses back to the
  * same spec: options in spec.h's grammar order, defaults left out, sizes
@@ -179,31 +180,119 @@ int dev_spec_format(const struct dev_spec *spec, char *buf, size_t len)
  * Exported name (include/uswap/uswap.h)
  * ---------------------------------------------------------------------- */
 
-static void export_faulty(const struct faulty_opts *f, struct uswap_spec_faulty *out)
+/* Appends layers and options to a struct uswap_spec_info, the strings
+ * into its pool. */
+struct describer {
+	struct uswap_spec_info *out;
+	size_t used;   /* bytes of out->strings taken */
+	bool overflow; /* the pool or a layer's option array ran out */
+};
+
+static const char *pool_add(struct describer *d, const char *text)
 {
-	out->read_error_rate = f->read_error_rate;
-	out->write_error_rate = f->write_error_rate;
-	out->discard_error_rate = f->discard_error_rate;
-	out->latency_us = f->latency_us;
-	out->seed = f->seed;
-	out->nr_bad_read_slots = f->nr_bad_read;
-	out->nr_bad_write_slots = f->nr_bad_write;
-	out->nr_bad_discard_slots = f->nr_bad_discard;
-	out->fail_nth = f->fail_nth;
-	out->fail_persistent = f->fail_persistent;
+	size_t len = strlen(text) + 1;
+	char *at = d->out->strings + d->used;
+
+	if (d->used + len > sizeof(d->out->strings)) {
+		d->overflow = true;
+		return "";
+	}
+	memcpy(at, text, len);
+	d->used += len;
+	return at;
 }
 
-static void export_device(const struct dev_spec *d, struct uswap_spec_info *out)
+static void layer_begin(struct describer *d, const char *kind)
 {
-	snprintf(out->kind, sizeof(out->kind), "%s", dev_kind_name(d->kind));
-	out->size_bytes = d->size_bytes;
-	out->nr_slots = d->size_bytes / USWAP_PAGE_SIZE;
-	snprintf(out->algo, sizeof(out->algo), "%s", d->algo);
-	snprintf(out->path, sizeof(out->path), "%s", d->path ? d->path : "");
-	out->queue_depth = d->file.queue_depth;
-	out->discard = d->file.discard;
-	out->direct = d->file.direct;
-	out->sync = d->file.no_uring;
+	struct uswap_spec_layer *l = &d->out->layers[d->out->nr_layers++];
+
+	l->kind = kind; /* a string constant of dev_kind_name() */
+	l->nr_options = 0;
+}
+
+static void __attribute__((format(printf, 3, 4)))
+opt(struct describer *d, const char *key, const char *fmt, ...)
+{
+	struct uswap_spec_layer *l = &d->out->layers[d->out->nr_layers - 1];
+	char value[USWAP_SPEC_MAX_LEN + 1];
+	va_list ap;
+
+	if (l->nr_options == USWAP_SPEC_MAX_OPTIONS) {
+		d->overflow = true;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(value, sizeof(value), fmt, ap);
+	va_end(ap);
+	l->options[l->nr_options].key = key;
+	l->options[l->nr_options++].value = pool_add(d, value);
+}
+
+static const char *tf(bool v)
+{
+	return v ? "true" : "false";
+}
+
+/* A value written by one of the sb_ helpers (doubles, slot lists). */
+static void opt_sb(struct describer *d, const char *key, double v,
+		   const uint64_t *slots, size_t nr, bool is_double)
+{
+	char tmp[USWAP_SPEC_MAX_LEN + 1];
+	struct sbuf b = { tmp, sizeof(tmp), 0 };
+
+	tmp[0] = '\0';
+	if (is_double)
+		sb_double(&b, v);
+	else
+		sb_slots(&b, slots, nr);
+	opt(d, key, "%s", tmp);
+}
+
+static void describe_faulty(struct describer *d, const struct faulty_opts *f)
+{
+	layer_begin(d, "faulty");
+	opt_sb(d, "read", f->read_error_rate, NULL, 0, true);
+	opt_sb(d, "write", f->write_error_rate, NULL, 0, true);
+	opt_sb(d, "discard", f->discard_error_rate, NULL, 0, true);
+	opt(d, "latency", "%u", f->latency_us);
+	opt(d, "seed", "%" PRIu64, f->seed);
+	opt_sb(d, "read_slots", 0, f->bad_read_slots, f->nr_bad_read, false);
+	opt_sb(d, "write_slots", 0, f->bad_write_slots, f->nr_bad_write, false);
+	opt_sb(d, "discard_slots", 0, f->bad_discard_slots, f->nr_bad_discard, false);
+	opt(d, "fail_nth", "%" PRIu64, f->fail_nth);
+	opt(d, "persistent", "%s", tf(f->fail_persistent));
+}
+
+static void describe_device(struct describer *d, const struct dev_spec *s)
+{
+	layer_begin(d, dev_kind_name(s->kind));
+	switch (s->kind) {
+	case DEV_KIND_ZRAM:
+		opt(d, "algo", "%s", s->algo);
+		/* fall through */
+	case DEV_KIND_RAM:
+		opt(d, "size", "%" PRIu64, s->size_bytes);
+		d->out->size_bytes = s->size_bytes;
+		d->out->nr_slots = s->size_bytes / USWAP_PAGE_SIZE;
+		break;
+	case DEV_KIND_FILE:
+		opt(d, "path", "%s", s->path ? s->path : "");
+		opt(d, "qd", "%u", s->file.queue_depth);
+		opt(d, "discard", "%s", tf(s->file.discard));
+		opt(d, "direct", "%s", tf(s->file.direct));
+		opt(d, "sync", "%s", tf(s->file.no_uring));
+		break;
+	default:
+		break;
+	}
+}
+
+USWAP_API const char *uswap_spec_get(const struct uswap_spec_layer *layer, const char *key)
+{
+	for (unsigned int i = 0; layer && key && i < layer->nr_options; i++)
+		if (!strcmp(layer->options[i].key, key))
+			return layer->options[i].value;
+	return NULL;
 }
 
 USWAP_API int uswap_spec_parse(const char *spec, struct uswap_spec_info *out,
@@ -230,9 +319,16 @@ USWAP_API int uswap_spec_parse(const char *spec, struct uswap_spec_info *out,
 		return -EINVAL;
 	}
 	out->prio = ds.prio;
+	struct describer desc = { .out = out };
+
 	for (d = &ds; d->kind == DEV_KIND_FAULTY; d = d->inner)
-		export_faulty(&d->faulty, &out->faulty[out->nr_faulty++]);
-	export_device(d, out);
+		describe_faulty(&desc, &d->faulty);
+	describe_device(&desc, d);
 	dev_spec_free(&ds);
+	if (desc.overflow) {
+		if (err && errlen)
+			snprintf(err, errlen, "device spec too long to describe");
+		return -EINVAL;
+	}
 	return 0;
 }
