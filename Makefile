@@ -7,7 +7,7 @@
 #              5 minutes under ASan+UBSan and 5 under TSan)
 # Debian packages the build needs (Debian 12):
 DEBS := gcc meson ninja-build pkg-config liburcu-dev libcmocka-dev \
-        liblz4-dev libzstd-dev liburing-dev
+        liblz4-dev libzstd-dev liburing-dev libmimalloc-dev
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan

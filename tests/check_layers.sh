@@ -6,6 +6,7 @@
 # must name its own layer or one below it:
 #
 #   util   <- alloc <- swap <- pager (public API only) <- lab <- tools
+#                                   pager <- agent (public API only)
 #   util   <- dev   <- swap
 #
 # alloc/ and dev/ never include each other (the swap layer joins them and
@@ -48,6 +49,7 @@ allowed src/dev dev util
 allowed src/swap swap alloc dev util
 allowed src/pager pager util
 allowed src/lab lab util
+allowed src/agent agent
 allowed tools lab
 [ -d "$root/bench" ] && allowed bench lab
 

@@ -8,6 +8,7 @@
  */
 #include "cli.h"
 #include "lab_cmd.h"
+#include "run_cmd.h"
 #include "stress_cmd.h"
 
 #include <getopt.h>
@@ -29,6 +30,8 @@ struct command {
 static int cmd_bench(int argc, char **argv);
 
 static const struct command commands[] = {
+	{ "run", cmd_run, "run a program with its heap swapped under a memory "
+			  "limit" },
 	{ "bench", cmd_bench, "run a benchmark of the library (uswap-bench)" },
 	{ "lab", cmd_lab, "replay a seed thread's before/after experiment" },
 	{ "stress", cmd_stress, "the whole stack under load and injected faults, "

@@ -74,6 +74,13 @@ struct uswap_pager; /* one userfaultfd, handler threads, limit, clock */
 					 faults reclaim for themselves when
 					 the limit is reached (memory.max
 					 without kswapd) */
+#define USWAP_PAGER_FORKABLE      0x40 /* regions are inherited by fork()'s
+					 children (default: MADV_DONTFORK,
+					 so a child has none). A child has
+					 no pager: the owner must bring
+					 every folio in before fork() (swap
+					 the devices off), or the child
+					 reads swapped-out pages as zeros */
 
 /*
  * uswap_pager_error_fn - called once per folio lost to a read error, in a

@@ -190,7 +190,7 @@ static void handlers_stop(struct uswap_pager *p)
 
 #define KNOWN_FLAGS (USWAP_PAGER_KERNEL_FAULTS | USWAP_PAGER_NO_POISON | \
 		     USWAP_PAGER_NO_KEEP_CLEAN | USWAP_PAGER_NO_ZEROPAGE | \
-		     USWAP_PAGER_NO_SPIN | USWAP_PAGER_NO_KSWAPD)
+		     USWAP_PAGER_NO_SPIN | USWAP_PAGER_NO_KSWAPD | USWAP_PAGER_FORKABLE)
 
 /* Check @cfg and fill in the defaults. Return: 0 or -EINVAL. */
 static int config_apply(struct uswap_pager *p, const struct uswap_pager_config *cfg)

@@ -41,8 +41,10 @@ struct pager_region *region_find(struct uswap_pager *p, uintptr_t addr)
 	return NULL;
 }
 
-/* A folio-aligned anonymous mapping of @size bytes: map more and trim. */
-static int map_aligned(size_t size, size_t align, void **base)
+/* A folio-aligned anonymous mapping of @size bytes: map more and trim.
+ * Not inherited by fork() unless @forkable (USWAP_PAGER_FORKABLE): a
+ * child has no pager to fault its swapped-out pages in. */
+static int map_aligned(size_t size, size_t align, bool forkable, void **base)
 {
 	size_t len = size + align;
 	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -57,7 +59,8 @@ static int map_aligned(size_t size, size_t align, void **base)
 	if (b + size < m + len)
 		munmap(b + size, (size_t)(m + len - (b + size)));
 	madvise(b, size, MADV_NOHUGEPAGE);
-	madvise(b, size, MADV_DONTFORK);
+	if (!forkable)
+		madvise(b, size, MADV_DONTFORK);
 	*base = b;
 	return 0;
 }
@@ -85,7 +88,8 @@ static struct pager_region *region_alloc(struct uswap_pager *p, size_t size)
 	r->nr_folios = size / p->folio_bytes;
 	r->state = calloc(r->nr_folios, sizeof(*r->state));
 	r->slot = calloc(nr_pages, sizeof(*r->slot));
-	if (!r->state || !r->slot || map_aligned(size, p->folio_bytes, &r->map)) {
+	if (!r->state || !r->slot || map_aligned(size, p->folio_bytes, p->cfg.flags & USWAP_PAGER_FORKABLE,
+				   &r->map)) {
 		r->map = NULL;
 		region_free(r);
 		return NULL;

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+/*
+ * agent.c - set-up of the preload agent (agent.h): the swap instance and
+ * its devices from the environment `uswap run` passes, the pager and its
+ * region as mimalloc's exclusive arena, the fork handlers, and the stats
+ * written at exit.
+ *
+ * Anything that goes wrong here leaves the program running on glibc's
+ * allocator, unswapped, after one line on stderr: an agent that cannot
+ * start must not take the program down with it.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mimalloc.h>
+#include <uswap/uswap.h>
+
+#include "agent/agent.h"
+
+struct agent agent;
+_Thread_local int t_internal;
+
+static bool starting;                 /* threads created now are the pager's */
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ------------------------------------------------------------------------
+ * The pager's threads are internal for life
+ * ---------------------------------------------------------------------- */
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *internal_thread(void *arg)
+{
+	struct start s = *(struct start *)arg;
+
+	t_internal = 1;
+	free(arg);
+	return s.fn(s.arg);
+}
+
+__attribute__((visibility("default")))
+int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	struct start *s;
+
+	if (!real) {
+		t_internal++;
+		real = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
+			dlsym(RTLD_NEXT, "pthread_create");
+		t_internal--;
+		if (!real)
+			return EAGAIN;
+	}
+	if (!starting)
+		return real(th, attr, fn, arg);
+	s = malloc(sizeof(*s)); /* internal now: glibc's */
+	if (!s)
+		return EAGAIN;
+	s->fn = fn;
+	s->arg = arg;
+	return real(th, attr, internal_thread, s);
+}
+
+/* ------------------------------------------------------------------------
+ * Set-up
+ * ---------------------------------------------------------------------- */
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtoull(v, NULL, 10) : dflt;
+}
+
+static void warn(const char *what, int err)
+{
+	fprintf(stderr, "uswap run: agent: %s%s%s; the program runs unswapped\n", what,
+		err ? ": " : "", err ? strerror(-err) : "");
+}
+
+/* Swap on every device of the list; each spec is kept for after a fork. */
+static int swapon_all(const char *list)
+{
+	char *copy = strdup(list), *save = NULL, err[256];
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *s = strtok_r(copy, "\n", &save); s && agent.nr_devs < 32;
+	     s = strtok_r(NULL, "\n", &save)) {
+		int type = uswap_swapon_spec(agent.u, s, err, sizeof(err));
+
+		if (type < 0) {
+			fprintf(stderr, "uswap run: agent: %s: %s\n", s, err);
+			free(copy);
+			return type;
+		}
+		agent.specs[agent.nr_devs] = strdup(s);
+		agent.types[agent.nr_devs++] = type;
+	}
+	free(copy);
+	return agent.nr_devs ? 0 : -EINVAL;
+}
+
+static int start_pager(uint64_t limit, unsigned int order)
+{
+	struct uswap_pager_config cfg = {
+		.limit_bytes = limit,
+		.order = order,
+		/* read(2) into swapped memory; the heap is a fork's too */
+		.flags = USWAP_PAGER_KERNEL_FAULTS | USWAP_PAGER_FORKABLE,
+	};
+	int rc;
+
+	starting = true;
+	rc = uswap_pager_create(agent.u, &cfg, &agent.p);
+	starting = false;
+	return rc;
+}
+
+/* mimalloc gets the region as its only arena for our heaps, and never
+ * gives memory back with madvise behind the pager's back. */
+#define ARENA_ALIGN (UINT64_C(64) << 20) /* mimalloc's arena blocks are
+					   segments: hand it aligned memory */
+
+static int make_heap(size_t size)
+{
+	char *region;
+	int rc = uswap_region_create(agent.p, size + ARENA_ALIGN, (void **)&region);
+
+	if (rc)
+		return rc;
+	agent.base = (char *)(((uintptr_t)region + ARENA_ALIGN - 1) & ~(ARENA_ALIGN - 1));
+	agent.size = size;
+	mi_option_disable(mi_option_allow_decommit);
+	mi_option_disable(mi_option_page_reset);
+	mi_option_disable(mi_option_abandoned_page_decommit);
+	if (!mi_manage_os_memory_ex(agent.base, size, true, false, true, -1, true,
+				    &agent.arena))
+		return -ENOMEM;
+	agent_malloc_init();
+	return 0;
+}
+
+static void prepare_fork(void);
+static void parent_after_fork(void);
+static void child_after_fork(void);
+static void write_stats(void);
+
+__attribute__((constructor)) static void agent_start(void)
+{
+	const char *devices = getenv(AGENT_ENV_DEVICES);
+	uint64_t limit = env_u64(AGENT_ENV_LIMIT, 0);
+	int rc;
+
+	if (!devices || !limit)
+		return; /* preloaded without uswap run: stay out of the way */
+	t_internal++;
+	if ((rc = uswap_create(NULL, &agent.u))) {
+		warn("uswap_create", rc);
+	} else if ((rc = swapon_all(devices))) {
+		warn("swapon", rc);
+	} else if ((rc = start_pager(limit, (unsigned int)env_u64(AGENT_ENV_ORDER, 0)))) {
+		warn("uswap_pager_create", rc);
+	} else if ((rc = make_heap(env_u64(AGENT_ENV_REGION, UINT64_C(8) << 30)))) {
+		warn("the heap region", rc);
+	} else {
+		pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
+		atexit(write_stats);
+		atomic_store_explicit(&agent.ready, true, memory_order_release);
+	}
+	t_internal--;
+}
+
+/* ------------------------------------------------------------------------
+ * fork
+ * ---------------------------------------------------------------------- */
+
+/* Bring every folio in: swapoff of every device through the pager. */
+static void prepare_fork(void)
+{
+	pthread_mutex_lock(&fork_lock);
+	t_internal++;
+	if (agent.detached)
+		return;
+	for (unsigned int i = 0; i < agent.nr_devs; i++) {
+		if (agent.types[i] < 0)
+			continue;
+		int rc = uswap_swapoff(agent.u, agent.types[i]);
+
+		if (rc)
+			fprintf(stderr, "uswap run: agent: swapoff before fork: %s\n",
+				strerror(-rc));
+		else
+			agent.types[i] = -1;
+	}
+}
+
+static void parent_after_fork(void)
+{
+	char err[256];
+
+	for (unsigned int i = 0; !agent.detached && i < agent.nr_devs; i++)
+		if (agent.types[i] < 0 &&
+		    (agent.types[i] = uswap_swapon_spec(agent.u, agent.specs[i], err,
+							sizeof(err))) < 0)
+			fprintf(stderr, "uswap run: agent: swapon after fork: %s\n", err);
+	t_internal--;
+	pthread_mutex_unlock(&fork_lock);
+}
+
+/* The child has the memory and none of the pager's threads. */
+static void child_after_fork(void)
+{
+	agent.detached = true;
+	t_internal--;
+	pthread_mutex_unlock(&fork_lock);
+}
+
+/* ------------------------------------------------------------------------
+ * Stats at exit: one JSON object for `uswap run` to print
+ * ---------------------------------------------------------------------- */
+
+static void write_orders(FILE *f, const char *key, const uint64_t *v)
+{
+	fprintf(f, "\"%s\": [", key);
+	for (int o = 0; o < USWAP_NR_ORDERS; o++)
+		fprintf(f, "%s%llu", o ? ", " : "", (unsigned long long)v[o]);
+	fprintf(f, "], ");
+}
+
+static void write_devices(FILE *f)
+{
+	struct uswap_device_info info;
+	bool first = true;
+
+	fprintf(f, "\"devices\": [");
+	for (int type = 0; type < USWAP_MAX_DEVICES; type++) {
+		if (uswap_device_info(agent.u, type, &info))
+			continue;
+		fprintf(f, "%s{\"name\": \"%s\", \"prio\": %d, \"size_kb\": %llu, "
+			"\"used_kb\": %llu, \"write_errors\": %llu}", first ? "" : ", ",
+			info.name, info.prio, (unsigned long long)info.size_kb,
+			(unsigned long long)info.used_kb, (unsigned long long)info.write_errors);
+		first = false;
+	}
+	fprintf(f, "]");
+}
+
+static void write_stats(void)
+{
+	const char *path = getenv(AGENT_ENV_STATS);
+	struct uswap_pager_stats ps = { .size = sizeof(ps) };
+	struct uswap_stats st = { .size = sizeof(st) };
+	FILE *f;
+
+	if (!path || agent.detached || (pid_t)env_u64(AGENT_ENV_ROOT, 0) != getpid())
+		return;
+	t_internal++;
+	f = fopen(path, "w");
+	if (f && uswap_stats_get(agent.u, &st) == 0 &&
+	    uswap_pager_stats_get(agent.p, &ps) == 0) {
+		fprintf(f, "{");
+		write_orders(f, "swpout", st.swpout);
+		write_orders(f, "swpout_fallback", st.swpout_fallback);
+		fprintf(f, "\"swpin\": %llu, \"resident_peak_bytes\": %llu, "
+			"\"limit_bytes\": %llu, \"fault_us_p50\": %.1f, "
+			"\"fault_us_p99\": %.1f, \"evictions\": %llu, \"swapins\": %llu, "
+			"\"over_limit\": %llu, \"read_errors\": %llu, "
+			"\"heap_fallbacks\": %lu, ", (unsigned long long)st.swpin,
+			(unsigned long long)ps.resident_peak_bytes,
+			(unsigned long long)ps.limit_bytes, (double)ps.fault_ns_p50 / 1e3,
+			(double)ps.fault_ns_p99 / 1e3, (unsigned long long)ps.evictions,
+			(unsigned long long)ps.swapins, (unsigned long long)ps.over_limit,
+			(unsigned long long)ps.read_errors, atomic_load(&agent.fallbacks));
+		write_devices(f);
+		fprintf(f, "}\n");
+	}
+	if (f)
+		fclose(f);
+	t_internal--;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agent.h - the preload agent of `uswap run` (libuswap-preload.so).
+ *
+ * Loaded into an unmodified program with LD_PRELOAD, the agent makes the
+ * program's heap live in one pager region kept under the resident limit:
+ * at load it builds a swap instance with the devices `uswap run` named
+ * (agent.c), maps the region and hands it to mimalloc as an exclusive
+ * arena, and replaces the whole malloc family (malloc.c) with heaps in
+ * that arena. glibc (2.34+) has no malloc hooks, so the family itself is
+ * interposed; mimalloc (Debian's libmimalloc2.0) allocates inside memory
+ * it is handed, which is why it is used and not our own allocator.
+ *
+ * What must never be evicted is not in the region: the library's and the
+ * agent's own allocations (the pager's handler and reclaim threads, the
+ * swap cache, zram's pool, mimalloc's heap descriptors) go to glibc's
+ * allocator. A thread is "internal" while the agent works (t_internal)
+ * and for its whole life when the pager started it.
+ *
+ * fork(): the kernel drops a child's userfaultfd registration, so a page
+ * the pager had swapped out would read as zeros in the child. Before a
+ * fork the agent swaps every device off (the pager brings every folio in,
+ * over the limit if need be), and the parent swaps them on again after;
+ * the child keeps the memory, resident, without a pager ("detached").
+ */
+#ifndef USWAP_AGENT_AGENT_H
+#define USWAP_AGENT_AGENT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Environment `uswap run` sets for the agent. */
+#define AGENT_ENV_LIMIT   "USWAP_RUN_LIMIT"   /* resident bytes */
+#define AGENT_ENV_DEVICES "USWAP_RUN_DEVICES" /* specs, one per line */
+#define AGENT_ENV_ORDER   "USWAP_RUN_ORDER"   /* folio order 0..4 */
+#define AGENT_ENV_REGION  "USWAP_RUN_REGION"  /* heap bytes to reserve */
+#define AGENT_ENV_STATS   "USWAP_RUN_STATS"   /* file for the exit stats */
+#define AGENT_ENV_ROOT    "USWAP_RUN_ROOT"    /* pid that writes them */
+
+struct agent {
+	_Atomic bool ready;     /* the region is the heap */
+	bool detached;          /* a fork's child: no pager any more */
+	char *base;             /* the region */
+	size_t size;
+	int arena;              /* mimalloc arena id of the region */
+	struct uswap *u;
+	struct uswap_pager *p;
+	char *specs[32];        /* device specs, to swap on again after fork */
+	int types[32];          /* their types while on, -1 while off */
+	unsigned int nr_devs;
+	_Atomic unsigned long fallbacks; /* allocations the region could not
+				     take, served by glibc instead */
+};
+
+extern struct agent agent;
+extern _Thread_local int t_internal; /* >0: this thread's allocations
+					never go to the region */
+
+/* Whether @p points into the region (a region allocation). */
+static inline bool agent_owns(const void *p)
+{
+	return p && (const char *)p >= agent.base && (const char *)p < agent.base + agent.size;
+}
+
+/* malloc.c: make the calling thread's heap in the region's arena. */
+void agent_malloc_init(void);
+
+#endif /* USWAP_AGENT_AGENT_H */

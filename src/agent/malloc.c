@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+/*
+ * malloc.c - the malloc family of a program under `uswap run`.
+ *
+ * Each call goes to the calling thread's mimalloc heap in the region's
+ * exclusive arena (mi_heap_new_in_arena()), unless the thread is internal
+ * (t_internal: the pager's threads, the agent at work) or the agent is
+ * not set up yet, when glibc's own allocator (__libc_malloc and friends)
+ * serves it. A pointer is freed by whichever owns its address, so memory
+ * allocated before the agent started, or by the library, is freed right.
+ * When the region is full an allocation falls back to glibc (counted):
+ * the program keeps running, that memory is just never swapped.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mimalloc.h>
+
+#include "agent/agent.h"
+
+/* glibc's allocator, under its exported internal names. */
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+extern void __libc_free(void *p);
+extern void *__libc_memalign(size_t align, size_t size);
+
+#define API __attribute__((visibility("default")))
+
+/* mimalloc deletes a thread's heaps when the thread ends (what they
+ * still hold moves to its backing heap, and frees of it keep working). */
+static _Thread_local mi_heap_t *t_heap;
+
+void agent_malloc_init(void)
+{
+}
+
+/* The calling thread's heap in the region, or NULL: use glibc. */
+static mi_heap_t *region_heap(void)
+{
+	if (t_internal || !atomic_load_explicit(&agent.ready, memory_order_acquire))
+		return NULL;
+	if (!t_heap) {
+		t_internal++;
+		t_heap = mi_heap_new_in_arena(agent.arena);
+		t_internal--;
+	}
+	return t_heap;
+}
+
+static void *fell_back(void *p)
+{
+	atomic_fetch_add_explicit(&agent.fallbacks, 1, memory_order_relaxed);
+	return p;
+}
+
+API void *malloc(size_t size)
+{
+	mi_heap_t *h = region_heap();
+	void *p = h ? mi_heap_malloc(h, size) : NULL;
+
+	return p ? p : h ? fell_back(__libc_malloc(size)) : __libc_malloc(size);
+}
+
+API void *calloc(size_t n, size_t size)
+{
+	mi_heap_t *h = region_heap();
+	void *p = h ? mi_heap_calloc(h, n, size) : NULL;
+
+	return p ? p : h ? fell_back(__libc_calloc(n, size)) : __libc_calloc(n, size);
+}
+
+API void free(void *p)
+{
+	if (agent_owns(p))
+		mi_free(p);
+	else
+		__libc_free(p);
+}
+
+/* glibc's malloc_usable_size: this library's own symbol hides it, and
+ * mimalloc's would come next, so it is looked up in libc by version. */
+static size_t libc_usable_size(void *p)
+{
+	static size_t (*fn)(void *);
+
+	if (!fn) {
+		void *libc;
+
+		t_internal++;
+		libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+		fn = libc ? (size_t (*)(void *))dlvsym(libc, "malloc_usable_size",
+							"GLIBC_2.2.5") : NULL;
+		t_internal--;
+		if (!fn)
+			return 0;
+	}
+	return fn(p);
+}
+
+API size_t malloc_usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	return agent_owns(p) ? mi_usable_size(p) : libc_usable_size(p);
+}
+
+/* A block that must change owner: copy what fits, free the old one. */
+static void *move_block(void *p, size_t size, void *to)
+{
+	size_t old = malloc_usable_size(p);
+
+	if (to) {
+		memcpy(to, p, old < size ? old : size);
+		free(p);
+	}
+	return to;
+}
+
+API void *realloc(void *p, size_t size)
+{
+	mi_heap_t *h;
+
+	if (!p)
+		return malloc(size);
+	if (!agent_owns(p)) /* glibc's stays glibc's */
+		return __libc_realloc(p, size);
+	h = region_heap();
+	if (h)
+		return mi_heap_realloc(h, p, size);
+	/* An internal thread resizing region memory: it leaves the region. */
+	return move_block(p, size, __libc_malloc(size));
+}
+
+API void *reallocarray(void *p, size_t n, size_t size)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(n, size, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(p, bytes);
+}
+
+static void *aligned(size_t align, size_t size)
+{
+	mi_heap_t *h = region_heap();
+	void *p = h ? mi_heap_malloc_aligned(h, size, align) : NULL;
+
+	if (p)
+		return p;
+	return h ? fell_back(__libc_memalign(align, size)) : __libc_memalign(align, size);
+}
+
+static bool power_of_two(size_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+API int posix_memalign(void **out, size_t align, size_t size)
+{
+	void *p;
+
+	if (!power_of_two(align) || align % sizeof(void *))
+		return EINVAL;
+	p = aligned(align, size);
+	if (!p)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+
+API void *aligned_alloc(size_t align, size_t size)
+{
+	if (!power_of_two(align)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return aligned(align, size);
+}
+
+API void *memalign(size_t align, size_t size)
+{
+	if (!power_of_two(align)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return aligned(align, size);
+}
+
+API void *valloc(size_t size)
+{
+	return aligned((size_t)sysconf(_SC_PAGESIZE), size);
+}
+
+API void *pvalloc(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return aligned(page, (size + page - 1) / page * page);
+}

@@ -1,0 +1,97 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Description: `uswap run` on unmodified programs, each with a heap
+# several times the limit: run_helper (the malloc family, fork with
+# swapped-out pages, read(2)/write(2) on swapped-out buffers, threads),
+# sort -S whose output must be byte-identical to sort's without uswap,
+# python3 building, forking and checksumming a structure; then the exit
+# status passthrough, SIGTERM, --json, and bad input (CMD not found is
+# 127, a bad --device or --limit is 2 and nothing starts).
+# Skips (77) when the agent is not built (sanitizer builds) or kernel-fault
+# userfaultfd is not permitted here.
+#
+# Usage: run_cli.sh USWAP RUN_HELPER
+set -u
+uswap=$1
+helper=$2
+dir=$(mktemp -d "${TMPDIR:-/tmp}/uswap-run-test.XXXXXX")
+trap 'rm -rf "$dir"' EXIT INT TERM
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$uswap" run --limit 8M -- true 2> "$dir/probe.err"
+rc=$?
+if [ $rc != 0 ]; then
+	if grep -q "not permitted\|libuswap-preload.so not found\|no userfaultfd" "$dir/probe.err"; then
+		echo "SKIP: $(head -1 "$dir/probe.err")"
+		exit 77
+	fi
+	cat "$dir/probe.err"
+	fail "uswap run -- true exit $rc"
+fi
+
+# 1. The helper's modes, 4x the limit or more; each checks every byte.
+for mode in alloc fork syscall threads; do
+	"$uswap" run --limit 16M --stats -- "$helper" $mode 64 > "$dir/$mode.out" 2> "$dir/$mode.err" ||
+		{ cat "$dir/$mode.out" "$dir/$mode.err"; fail "run_helper $mode"; }
+	grep -q "^$mode: ok" "$dir/$mode.out" || fail "$mode: $(cat "$dir/$mode.out")"
+	swpin=$(sed -n 's/^  swpin *\([0-9]*\)$/\1/p' "$dir/$mode.err")
+	[ "${swpin:-0}" -gt 0 ] || fail "$mode: nothing was swapped in: $(cat "$dir/$mode.err")"
+done
+
+# 2. sort, 4x the limit: the same bytes out as without uswap.
+awk 'BEGIN { for (i = 1; i <= 400000; i++) print (i * 7919) % 1000003, "line", i }' \
+	> "$dir/in.txt"
+sort -S 32M "$dir/in.txt" > "$dir/ref.txt"
+"$uswap" run --limit 8M --order 2 -- sort -S 32M "$dir/in.txt" > "$dir/run.txt" ||
+	fail "sort under uswap run"
+cmp -s "$dir/ref.txt" "$dir/run.txt" || fail "sort under uswap run gave other bytes"
+
+# 3. python3 building, forking, checksumming (skipped without python3).
+if command -v python3 > /dev/null; then
+	cat > "$dir/py.py" <<'PY'
+import hashlib, os, sys
+data = bytearray(os.urandom(1 << 20)) * 48        # 48 MiB through malloc
+want = hashlib.sha256(data).hexdigest()
+pid = os.fork()
+if pid == 0:
+    ok = hashlib.sha256(data).hexdigest() == want
+    data[0] ^= 1                                   # the child's own change
+    os._exit(0 if ok else 1)
+_, status = os.waitpid(pid, 0)
+ok = status == 0 and hashlib.sha256(data).hexdigest() == want
+print("python: ok" if ok else "python: MISMATCH")
+sys.exit(0 if ok else 1)
+PY
+	"$uswap" run --limit 12M -- python3 "$dir/py.py" > "$dir/py.out" 2>&1 ||
+		fail "python3: $(cat "$dir/py.out")"
+	grep -q "python: ok" "$dir/py.out" || fail "python3: $(cat "$dir/py.out")"
+fi
+
+# 4. Exit status, SIGTERM, --json.
+"$uswap" run -- sh -c 'exit 7'
+[ $? = 7 ] || fail "exit status not passed through"
+"$uswap" run -- sleep 30 &
+pid=$!
+sleep 1
+kill -TERM $pid
+wait $pid
+[ $? = 143 ] || fail "SIGTERM: exit status, want 143"
+"$uswap" run --limit 16M --json "$dir/s.json" -- "$helper" alloc 48 > /dev/null ||
+	fail "--json run"
+for key in swpout swpout_fallback swpin resident_peak_bytes limit_bytes fault_us_p50 \
+	   fault_us_p99 devices exit_status; do
+	grep -q "\"$key\"" "$dir/s.json" || fail "--json lacks $key: $(cat "$dir/s.json")"
+done
+
+# 5. Bad input: nothing starts.
+"$uswap" run -- /nonexistent/cmd 2> "$dir/nf.err"
+[ $? = 127 ] || fail "CMD not found: want 127"
+grep -q "command not found" "$dir/nf.err" || fail "no message for CMD not found"
+"$uswap" run --device zram:1Q -- true 2> /dev/null
+[ $? = 2 ] || fail "bad --device: want 2"
+"$uswap" run --limit 100K -- true 2> /dev/null
+[ $? = 2 ] || fail "--limit 100K: want 2"
+"$uswap" run --limit 8M 2> /dev/null
+[ $? = 2 ] || fail "no CMD: want 2"
+echo "ok: helper modes, sort, python3, exit status, SIGTERM, --json, bad input"

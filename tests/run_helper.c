@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: a plain program, built without libuswap, that tests/run_cli.sh
+ * runs under `uswap run` with a heap several times the limit. Each mode
+ * checks its own data and exits 0 only if every byte is right:
+ *   alloc   every call of the malloc family, then a working set of SIZE
+ *           MiB written and read back twice (most of it swapped between)
+ *   fork    SIZE MiB written, fork; child and parent each verify, write
+ *           their own pattern and verify it: each sees only its changes
+ *   syscall SIZE MiB written (swapped out), then read(2) from a file into
+ *           the swapped-out buffer and write(2) from it to a pipe
+ *   threads 4 threads, each with its own SIZE/4 MiB, written and checked
+ * Usage: run_helper MODE SIZE_MIB
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static unsigned char pattern(size_t i, unsigned int salt)
+{
+	return (unsigned char)(i * 31 + salt + (i >> 12) * 7);
+}
+
+static void fill(unsigned char *p, size_t n, unsigned int salt)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = pattern(i, salt);
+}
+
+static int verify(const unsigned char *p, size_t n, unsigned int salt, const char *who)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] != pattern(i, salt)) {
+			printf("%s: byte %zu is %u, want %u\n", who, i, p[i], pattern(i, salt));
+			fflush(stdout);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+#define CHECK(c)                                                                   \
+	do {                                                                       \
+		if (!(c)) {                                                        \
+			printf("%s:%d: %s failed\n", __FILE__, __LINE__, #c);      \
+			return 1;                                                  \
+		}                                                                  \
+	} while (0)
+
+static int mode_alloc(size_t n)
+{
+	void *p = NULL;
+	unsigned char *big, *c, *r;
+
+	CHECK((c = calloc(1000, 16)) && !c[0] && !c[15999]);
+	CHECK((r = realloc(c, 64000)) && !r[15999]);
+	CHECK((r = reallocarray(r, 1000, 128)) != NULL);
+	volatile size_t huge = SIZE_MAX / 2; /* n * size overflows */
+
+	CHECK(reallocarray(NULL, huge, 4) == NULL && errno == ENOMEM);
+	CHECK(malloc_usable_size(r) >= 128000);
+	free(r);
+	CHECK(posix_memalign(&p, 4096, 10000) == 0 && (uintptr_t)p % 4096 == 0);
+	free(p);
+	CHECK(posix_memalign(&p, 3, 10) == EINVAL);
+	CHECK((p = aligned_alloc(64, 640)) && (uintptr_t)p % 64 == 0);
+	free(p);
+	CHECK((p = memalign(256, 100)) && (uintptr_t)p % 256 == 0);
+	free(p);
+	CHECK((p = valloc(100)) && (uintptr_t)p % 4096 == 0);
+	free(p);
+	CHECK((p = pvalloc(100)) && (uintptr_t)p % 4096 == 0 && malloc_usable_size(p) >= 4096);
+	free(p);
+	free(NULL);
+	CHECK((big = malloc(n)) != NULL);
+	fill(big, n, 1);
+	CHECK(!verify(big, n, 1, "alloc pass 1"));
+	CHECK(!verify(big, n, 1, "alloc pass 2"));
+	free(big);
+	printf("alloc: ok\n");
+	return 0;
+}
+
+static int mode_fork(size_t n)
+{
+	unsigned char *p = malloc(n);
+	int status, bad;
+	pid_t pid;
+
+	CHECK(p != NULL);
+	fill(p, n, 1);
+	fflush(stdout);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		bad = verify(p, n, 1, "child sees the parent's memory");
+		fill(p, n, 2);
+		bad |= verify(p, n, 2, "child's own change");
+		free(malloc(1 << 20)); /* the child's heap still works */
+		fflush(stdout);
+		_exit(bad);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid);
+	bad = verify(p, n, 1, "parent after the child wrote");
+	fill(p, n, 3);
+	bad |= verify(p, n, 3, "parent's own change");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK(!bad);
+	printf("fork: ok\n");
+	return 0;
+}
+
+static int mode_syscall(size_t n)
+{
+	unsigned char *p = malloc(n), *first;
+	int fds[2];
+
+	CHECK(p != NULL && pipe(fds) == 0);
+	fill(p, n, 5);                   /* most of it is swapped out now */
+	first = p;                       /* its first page among them */
+	/* write(2) from swapped-out memory: the kernel faults it in. */
+	CHECK(write(fds[1], first, 4096) == 4096);
+	memset(first + 8192, 0, 4096);   /* read(2) into memory swapped out: */
+	fill(p + n / 2, n / 2, 9);       /* ... push it out again first */
+	CHECK(read(fds[0], first + 8192, 4096) == 4096);
+	for (size_t i = 0; i < 4096; i++)
+		CHECK(first[8192 + i] == pattern(i, 5));
+	CHECK(!verify(p, 8192, 5, "syscall"));
+	printf("syscall: ok\n");
+	return 0;
+}
+
+struct worker {
+	size_t n;
+	unsigned int salt;
+	int bad;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	unsigned char *p = malloc(w->n);
+
+	if (!p) {
+		w->bad = 1;
+		return NULL;
+	}
+	fill(p, w->n, w->salt);
+	w->bad = verify(p, w->n, w->salt, "thread");
+	free(p);
+	return NULL;
+}
+
+static int mode_threads(size_t n)
+{
+	struct worker w[4];
+	pthread_t th[4];
+	int bad = 0;
+
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct worker){ .n = n / 4, .salt = 10u + (unsigned int)i };
+		CHECK(pthread_create(&th[i], NULL, worker_main, &w[i]) == 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		bad |= w[i].bad;
+	}
+	CHECK(!bad);
+	printf("threads: ok\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	size_t n;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: run_helper alloc|fork|syscall|threads SIZE_MIB\n");
+		return 2;
+	}
+	n = (size_t)strtoul(argv[2], NULL, 10) << 20;
+	if (!strcmp(argv[1], "alloc"))
+		return mode_alloc(n);
+	if (!strcmp(argv[1], "fork"))
+		return mode_fork(n);
+	if (!strcmp(argv[1], "syscall"))
+		return mode_syscall(n);
+	if (!strcmp(argv[1], "threads"))
+		return mode_threads(n);
+	return 2;
+}

@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: MIT
+/*
+ * run_cmd.c - `uswap run -- CMD [ARG]...`: run an unmodified program with
+ * its heap swapped under a resident limit.
+ *
+ * The program starts with the agent preloaded (libuswap-preload.so,
+ * src/agent/agent.h), which builds the swap devices and the pager inside
+ * the program and serves its malloc family from a pager region. This
+ * command checks everything it can before anything starts (the limit, the
+ * device specs, kernel-fault userfaultfd, the agent and CMD itself), then
+ * runs CMD as its child, passes SIGTERM/SIGHUP/SIGINT on, and exits with
+ * CMD's status (128+N for a signal), printing the agent's stats with
+ * --stats and writing them with --json FILE.
+ */
+#include "cli.h"
+#include "run_cmd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/userfaultfd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <uswap/uswap.h>
+
+#define CMD "run"
+#define MAX_DEVICES 32
+
+static const char usage_text[] =
+"Usage: uswap run [OPTIONS] -- CMD [ARG]...\n"
+"\n"
+"Run CMD, unmodified, with its heap (the malloc family: malloc, calloc,\n"
+"realloc, free, posix_memalign, aligned_alloc, memalign, valloc, pvalloc,\n"
+"malloc_usable_size) in userfaultfd pager memory kept under --limit\n"
+"resident bytes and swapped to the devices given. CMD's own anonymous\n"
+"mmap()s, stacks and file mappings are not swapped (yet).\n"
+"\n"
+"Options:\n"
+"  -l, --limit SIZE    resident bytes of the heap (default 256M)\n"
+"  --device SPEC       a swap device (repeatable; see 'uswap swapon --help')\n"
+"                      (default: 4 zram devices of 1G, equal priority)\n"
+"  --order N           folio order 0..4: pages swapped together (default 0)\n"
+"  --heap SIZE         address space reserved for the heap (default 8G);\n"
+"                      allocations past it are served unswapped\n"
+"  --stats             print the swap statistics when CMD exits\n"
+"  --json FILE         write them to FILE as one JSON object\n"
+"  -h, --help          show this help\n"
+"\n"
+"Needs userfaultfd that handles faults from system calls too (read(2) into\n"
+"swapped-out memory): root, sysctl vm.unprivileged_userfaultfd=1, or\n"
+"read-write access to /dev/userfaultfd.\n"
+"\n"
+"fork(): every device is swapped off first (all swapped memory comes back\n"
+"in), the child runs on with its memory resident and unswapped, the parent\n"
+"swaps its devices on again. exec() starts a fresh agent.\n"
+"\n"
+"Exit status: CMD's (128+N when a signal ended it); 127 CMD not found, 126\n"
+"not executable; 1 uswap could not run it; 2 usage error.\n";
+
+enum { OPT_DEVICE = 256, OPT_ORDER, OPT_HEAP, OPT_STATS, OPT_JSON };
+
+static const struct option long_options[] = {
+	{ "limit",  required_argument, NULL, 'l' },
+	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "order",  required_argument, NULL, OPT_ORDER },
+	{ "heap",   required_argument, NULL, OPT_HEAP },
+	{ "stats",  no_argument,       NULL, OPT_STATS },
+	{ "json",   required_argument, NULL, OPT_JSON },
+	{ "help",   no_argument,       NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct run_opts {
+	uint64_t limit, heap;
+	unsigned int order;
+	const char *devices[MAX_DEVICES];
+	unsigned int nr_devices;
+	bool stats;
+	const char *json;
+	char **cmd;
+};
+
+static int apply_option(struct run_opts *o, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'l':
+		if (cli_parse_size(arg, &o->limit) || o->limit < (1u << 20))
+			return cli_usage_error(CMD, "--limit '%s': want a size of 1M or more", arg);
+		return 0;
+	case OPT_DEVICE:
+		if (o->nr_devices == MAX_DEVICES)
+			return cli_usage_error(CMD, "more than %d --device", MAX_DEVICES);
+		if (cli_check_spec(CMD, "--device", arg))
+			return CLI_EXIT_USAGE;
+		o->devices[o->nr_devices++] = arg;
+		return 0;
+	case OPT_ORDER:
+		if (cli_parse_uint(arg, 0, USWAP_PAGER_MAX_ORDER, &o->order))
+			return cli_usage_error(CMD, "--order '%s': want 0..%d", arg,
+					       USWAP_PAGER_MAX_ORDER);
+		return 0;
+	case OPT_HEAP:
+		if (cli_parse_size(arg, &o->heap) || o->heap < (64u << 20) ||
+		    o->heap > ((uint64_t)1 << 42))
+			return cli_usage_error(CMD, "--heap '%s': want 64M..4T", arg);
+		return 0;
+	case OPT_STATS: o->stats = true; return 0;
+	case OPT_JSON: o->json = arg; return 0;
+	}
+	return cli_usage_error(CMD, "unknown option");
+}
+
+static int parse_opts(int argc, char **argv, struct run_opts *o)
+{
+	static const char *const default_devices[] = { "zram:1G", "zram:1G", "zram:1G",
+						       "zram:1G" };
+	int opt, err;
+
+	*o = (struct run_opts){ .limit = 256u << 20, .heap = UINT64_C(8) << 30 };
+	optind = 0;
+	/* '+': stop at CMD, whose options are its own. */
+	while ((opt = cli_next_option(CMD, argc, argv, "+:l:h", long_options, usage_text)) > 0)
+		if ((err = apply_option(o, opt, optarg)))
+			return err;
+	if (opt != CLI_OPT_END)
+		return opt == CLI_OPT_HELP ? -1 : CLI_EXIT_USAGE;
+	if (optind >= argc)
+		return cli_usage_error(CMD, "missing CMD (uswap run [OPTIONS] -- CMD [ARG]...)");
+	o->cmd = argv + optind;
+	if (!o->nr_devices)
+		for (unsigned int i = 0; i < 4; i++)
+			o->devices[o->nr_devices++] = default_devices[i];
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Checks made before anything starts
+ * ---------------------------------------------------------------------- */
+
+/* Kernel-fault userfaultfd, as the agent will ask for it. */
+static int check_userfaultfd(void)
+{
+	long fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (fd >= 0) {
+		close((int)fd);
+		return 0;
+	}
+	if (errno == ENOSYS)
+		return cli_runtime_error(CMD, "this kernel has no userfaultfd "
+					 "(CONFIG_USERFAULTFD)");
+	return cli_runtime_error(CMD, "userfaultfd that handles faults from system "
+				 "calls is not permitted here (%s). Do one of:\n"
+				 "  - run as root (or with CAP_SYS_PTRACE);\n"
+				 "  - sysctl vm.unprivileged_userfaultfd=1 (as root);\n"
+				 "  - give this user read-write access to /dev/userfaultfd.",
+				 strerror(errno));
+}
+
+/* Every device must open (a file's header, a size) before CMD starts. */
+static int check_devices(const struct run_opts *o)
+{
+	for (unsigned int i = 0; i < o->nr_devices; i++) {
+		struct uswap_backend *b;
+		char err[512];
+
+		if (uswap_backend_open(o->devices[i], &b, NULL, err, sizeof(err)))
+			return cli_runtime_error(CMD, "--device %s: %s", o->devices[i], err);
+		uswap_backend_close(b);
+	}
+	if (o->limit < (uint64_t)USWAP_PAGER_MIN_LIMIT_FOLIOS * USWAP_PAGE_SIZE << o->order)
+		return cli_runtime_error(CMD, "--limit is below the pager's minimum of %u "
+					 "folios", USWAP_PAGER_MIN_LIMIT_FOLIOS);
+	return 0;
+}
+
+/* The agent: $USWAP_PRELOAD, the build tree's, or the installed one. */
+static const char *find_agent(char *buf, size_t len)
+{
+	const char *env = getenv("USWAP_PRELOAD");
+	char self[4096];
+	ssize_t n;
+
+	if (env && *env)
+		return access(env, R_OK) == 0 ? env : NULL;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		*strrchr(self, '/') = '\0';
+		snprintf(buf, len, "%s/../src/agent/libuswap-preload.so", self);
+		if (access(buf, R_OK) == 0)
+			return buf;
+	}
+#ifdef USWAP_PRELOAD_INSTALLED
+	if (access(USWAP_PRELOAD_INSTALLED, R_OK) == 0)
+		return USWAP_PRELOAD_INSTALLED;
+#endif
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * The child and the wait
+ * ---------------------------------------------------------------------- */
+
+static pid_t child;
+
+/* Pass on a signal sent to us with kill(2); one the terminal sent reached
+ * CMD already (same process group), and must not arrive twice. */
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (child > 0 && si->si_code <= 0) /* SI_USER, SI_QUEUE, SI_TKILL */
+		kill(child, sig);
+}
+
+/* The environment the agent reads (agent.h), then exec CMD. */
+static void exec_cmd(const struct run_opts *o, const char *agent, const char *stats)
+{
+	char buf[64], devices[MAX_DEVICES * 4200] = "", preload[8300];
+	const char *old = getenv("LD_PRELOAD");
+	size_t used = 0;
+
+	for (unsigned int i = 0; i < o->nr_devices; i++)
+		used += (size_t)snprintf(devices + used, sizeof(devices) - used, "%s%s",
+					 i ? "\n" : "", o->devices[i]);
+	setenv("USWAP_RUN_DEVICES", devices, 1);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->limit);
+	setenv("USWAP_RUN_LIMIT", buf, 1);
+	snprintf(buf, sizeof(buf), "%u", o->order);
+	setenv("USWAP_RUN_ORDER", buf, 1);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->heap);
+	setenv("USWAP_RUN_REGION", buf, 1);
+	snprintf(buf, sizeof(buf), "%d", (int)getpid());
+	setenv("USWAP_RUN_ROOT", buf, 1);
+	setenv("USWAP_RUN_STATS", stats, 1);
+	snprintf(preload, sizeof(preload), "%s%s%s", agent, old && *old ? ":" : "",
+		 old ? old : "");
+	setenv("LD_PRELOAD", preload, 1);
+	execvp(o->cmd[0], o->cmd);
+	fprintf(stderr, "uswap run: %s: %s\n", o->cmd[0],
+		errno == ENOENT ? "command not found" : strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+static int wait_child(void)
+{
+	int status;
+
+	while (waitpid(child, &status, 0) < 0)
+		if (errno != EINTR)
+			return cli_runtime_error(CMD, "waitpid: %s", strerror(errno));
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* ------------------------------------------------------------------------
+ * Stats
+ * ---------------------------------------------------------------------- */
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return NULL;
+	if (getdelim(&buf, &len, '\0', f) < 0) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* A number after "key": in the agent's JSON, or -1. */
+static double json_num(const char *json, const char *key)
+{
+	char pat[64];
+	const char *at;
+
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	at = strstr(json, pat);
+	return at ? strtod(at + strlen(pat), NULL) : -1;
+}
+
+static void print_orders(const char *json, const char *key)
+{
+	char pat[64];
+	const char *at;
+
+	snprintf(pat, sizeof(pat), "\"%s\": [", key);
+	at = strstr(json, pat);
+	fprintf(stderr, "  %-16s", key);
+	if (at)
+		fprintf(stderr, "%.*s", (int)strcspn(at + strlen(pat), "]"), at + strlen(pat));
+	fprintf(stderr, "   (per order 0..9)\n");
+}
+
+/* The agent's device list as /proc/swaps' columns (at exit). */
+static void print_devices(const char *json)
+{
+	const char *at = strstr(json, "\"devices\"");
+
+	fprintf(stderr, "  %-16s%-16s%10s %10s %6s\n", "devices", "NAME", "SIZE", "USED", "PRIO");
+	while (at && (at = strstr(at, "{\"name\": \""))) {
+		char name[64] = "";
+		unsigned long long size = 0, used = 0;
+		int prio = 0;
+
+		sscanf(at, "{\"name\": \"%63[^\"]\", \"prio\": %d, \"size_kb\": %llu, "
+		       "\"used_kb\": %llu", name, &prio, &size, &used);
+		fprintf(stderr, "  %-16s%-16s%9lluK %9lluK %6d\n", "", name, size, used, prio);
+		at++;
+	}
+}
+
+static void print_stats(const char *json, int status)
+{
+	fprintf(stderr, "uswap run: exit status %d\n", status);
+	print_orders(json, "swpout");
+	print_orders(json, "swpout_fallback");
+	fprintf(stderr, "  %-16s%.0f\n", "swpin", json_num(json, "swpin"));
+	fprintf(stderr, "  %-16s%.1f MiB of a %.1f MiB limit\n", "resident peak",
+	       json_num(json, "resident_peak_bytes") / 1048576,
+	       json_num(json, "limit_bytes") / 1048576);
+	fprintf(stderr, "  %-16sp50 %.1f us, p99 %.1f us\n", "fault service",
+	       json_num(json, "fault_us_p50"), json_num(json, "fault_us_p99"));
+	fprintf(stderr, "  %-16s%.0f (over the limit: %.0f, lost to read errors: %.0f)\n",
+	       "evictions", json_num(json, "evictions"), json_num(json, "over_limit"),
+	       json_num(json, "read_errors"));
+	fprintf(stderr, "  %-16s%.0f allocations served unswapped (heap full)\n", "fallbacks",
+	       json_num(json, "heap_fallbacks"));
+	print_devices(json);
+}
+
+/* Add exit_status to the agent's object and write it to @path. */
+static int write_json(const char *path, const char *json, int status)
+{
+	FILE *f = fopen(path, "w");
+	size_t len = strlen(json);
+
+	while (len && (json[len - 1] == '\n' || json[len - 1] == '}'))
+		len--;
+	if (!f)
+		return cli_runtime_error(CMD, "--json %s: %s", path, strerror(errno));
+	fprintf(f, "%.*s, \"exit_status\": %d}\n", (int)len, json, status);
+	return fclose(f) ? cli_runtime_error(CMD, "--json %s: %s", path, strerror(errno)) : 0;
+}
+
+static int report(const struct run_opts *o, const char *stats, int status)
+{
+	char *json = read_file(stats);
+	int rc = 0;
+
+	unlink(stats);
+	if (!json || !*json) {
+		if (o->stats || o->json)
+			fprintf(stderr, "uswap run: no statistics: the agent did not run in "
+				"%s (not dynamically linked, or it failed)\n", o->cmd[0]);
+		free(json);
+		return 0;
+	}
+	if (o->stats)
+		print_stats(json, status);
+	if (o->json)
+		rc = write_json(o->json, json, status);
+	free(json);
+	return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_opts o;
+	char agent_buf[4200], stats[] = "/tmp/uswap-run-stats-XXXXXX";
+	const char *agent;
+	int rc, fd, status;
+
+	rc = parse_opts(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? CLI_EXIT_OK : rc;
+	if ((rc = check_devices(&o)) || (rc = check_userfaultfd()))
+		return rc;
+	agent = find_agent(agent_buf, sizeof(agent_buf));
+	if (!agent)
+		return cli_runtime_error(CMD, "libuswap-preload.so not found (set "
+					 "USWAP_PRELOAD; it is not built under a sanitizer)");
+	fd = mkstemp(stats);
+	if (fd < 0)
+		return cli_runtime_error(CMD, "%s: %s", stats, strerror(errno));
+	close(fd);
+	fflush(NULL);
+	child = fork();
+	if (child < 0) {
+		unlink(stats);
+		return cli_runtime_error(CMD, "fork: %s", strerror(errno));
+	}
+	if (child == 0)
+		exec_cmd(&o, agent, stats);
+	struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	status = wait_child();
+	rc = report(&o, stats, status);
+	return rc ? rc : status;
+}
