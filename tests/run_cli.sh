@@ -50,8 +50,9 @@ cmp -s "$dir/ref.txt" "$dir/run.txt" || fail "sort under uswap run gave other by
 # 3. python3 building, forking, checksumming (skipped without python3).
 if command -v python3 > /dev/null; then
 	cat > "$dir/py.py" <<'PY'
-import hashlib, os, sys
+import hashlib, os, subprocess, sys
 data = bytearray(os.urandom(1 << 20)) * 48        # 48 MiB through malloc
+subprocess.check_call(["sh", "-c", "exit 0"])     # vfork/posix_spawn + exec
 want = hashlib.sha256(data).hexdigest()
 pid = os.fork()
 if pid == 0:
