@@ -31,7 +31,7 @@ if [ $rc != 0 ]; then
 fi
 
 # 1. The helper's modes, 4x the limit or more; each checks every byte.
-for mode in alloc fork syscall threads; do
+for mode in alloc fork syscall threads mmap; do
 	"$uswap" run --limit 16M --stats -- "$helper" $mode 64 > "$dir/$mode.out" 2> "$dir/$mode.err" ||
 		{ cat "$dir/$mode.out" "$dir/$mode.err"; fail "run_helper $mode"; }
 	grep -q "^$mode: ok" "$dir/$mode.out" || fail "$mode: $(cat "$dir/$mode.out")"

@@ -10,6 +10,9 @@
  *   syscall SIZE MiB written (swapped out), then read(2) from a file into
  *           the swapped-out buffer and write(2) from it to a pipe
  *   threads 4 threads, each with its own SIZE/4 MiB, written and checked
+ *   mmap    a private anonymous mmap of SIZE MiB: zero-filled, written and
+ *           checked, grown by mremap (contents kept), MADV_DONTNEED reads
+ *           zero, munmap; a shared mapping still goes to the kernel
  * Usage: run_helper MODE SIZE_MIB
  */
 #include <errno.h>
@@ -19,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -136,6 +140,38 @@ static int mode_syscall(size_t n)
 	return 0;
 }
 
+static int mode_mmap(size_t n)
+{
+	unsigned char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				-1, 0), *q;
+
+	CHECK(p != MAP_FAILED && (uintptr_t)p % 4096 == 0);
+	for (size_t i = 0; i < n; i += 4096)
+		CHECK(p[i] == 0);                  /* zero-filled */
+	fill(p, n, 21);
+	CHECK(!verify(p, n, 21, "mmap"));
+	/* Grow: the contents move with it. */
+	q = mremap(p, n, 2 * n, MREMAP_MAYMOVE);
+	CHECK(q != MAP_FAILED);
+	CHECK(!verify(q, n, 21, "mremap grown"));
+	for (size_t i = n; i < 2 * n; i += 4096)
+		CHECK(q[i] == 0);
+	/* MADV_DONTNEED: reads zero after it. */
+	CHECK(madvise(q, 8192, MADV_DONTNEED) == 0);
+	CHECK(q[0] == 0 && q[8191] == 0 && q[8192] == pattern(8192, 21));
+	CHECK(munmap(q, 2 * n) == 0);
+	/* A mapping the kernel keeps (shared), and a fixed-size one again. */
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED && munmap(p, 4096) == 0);
+	p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED);
+	fill(p, n, 22);
+	CHECK(!verify(p, n, 22, "mmap again"));
+	CHECK(munmap(p, n) == 0);
+	printf("mmap: ok\n");
+	return 0;
+}
+
 struct worker {
 	size_t n;
 	unsigned int salt;
@@ -181,7 +217,7 @@ int main(int argc, char **argv)
 	size_t n;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: run_helper alloc|fork|syscall|threads SIZE_MIB\n");
+		fprintf(stderr, "usage: run_helper alloc|fork|syscall|threads|mmap SIZE_MIB\n");
 		return 2;
 	}
 	n = (size_t)strtoul(argv[2], NULL, 10) << 20;
@@ -193,5 +229,7 @@ int main(int argc, char **argv)
 		return mode_syscall(n);
 	if (!strcmp(argv[1], "threads"))
 		return mode_threads(n);
+	if (!strcmp(argv[1], "mmap"))
+		return mode_mmap(n);
 	return 2;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * run_cmd.c - `uswap run -- CMD [ARG]...`: run an unmodified program with
- * its heap swapped under a resident limit.
+ * its heap (malloc family, private anonymous mmaps) swapped under a
+ * resident limit.
  *
  * The program starts with the agent preloaded (libuswap-preload.so,
  * src/agent/agent.h), which builds the swap devices and the pager inside
@@ -37,9 +38,10 @@ static const char usage_text[] =
 "\n"
 "Run CMD, unmodified, with its heap (the malloc family: malloc, calloc,\n"
 "realloc, free, posix_memalign, aligned_alloc, memalign, valloc, pvalloc,\n"
-"malloc_usable_size) in userfaultfd pager memory kept under --limit\n"
-"resident bytes and swapped to the devices given. CMD's own anonymous\n"
-"mmap()s, stacks and file mappings are not swapped (yet).\n"
+"malloc_usable_size; and its private anonymous read-write mmap()s, with\n"
+"munmap, mremap and madvise of them) in userfaultfd pager memory kept\n"
+"under --limit resident bytes and swapped to the devices given. Stacks,\n"
+"file mappings and fixed or reserved mappings are not swapped.\n"
 "\n"
 "Options:\n"
 "  -l, --limit SIZE    resident bytes of the heap (default 256M)\n"

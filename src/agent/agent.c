@@ -165,6 +165,7 @@ __attribute__((constructor)) static void agent_start(void)
 	if (!devices || !limit)
 		return; /* preloaded without uswap run: stay out of the way */
 	t_internal++;
+	agent_mmap_init();
 	if ((rc = uswap_create(NULL, &agent.u))) {
 		warn("uswap_create", rc);
 	} else if ((rc = swapon_all(devices))) {

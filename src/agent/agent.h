@@ -7,7 +7,8 @@
  * at load it builds a swap instance with the devices `uswap run` named
  * (agent.c), maps the region and hands it to mimalloc as an exclusive
  * arena, and replaces the whole malloc family (malloc.c) with heaps in
- * that arena. glibc (2.34+) has no malloc hooks, so the family itself is
+ * that arena, and plain private anonymous mmap()s (mmap.c) with blocks of
+ * it. glibc (2.34+) has no malloc hooks, so the family itself is
  * interposed; mimalloc (Debian's libmimalloc2.0) allocates inside memory
  * it is handed, which is why it is used and not our own allocator.
  *
@@ -63,7 +64,14 @@ static inline bool agent_owns(const void *p)
 	return p && (const char *)p >= agent.base && (const char *)p < agent.base + agent.size;
 }
 
-/* malloc.c: make the calling thread's heap in the region's arena. */
+struct mi_heap_s;
+
+/* malloc.c: set up; the calling thread's heap in the region (made on
+ * first use), or NULL when this thread or call must use glibc. */
 void agent_malloc_init(void);
+struct mi_heap_s *agent_heap(void);
+
+/* mmap.c: look up the kernel's mmap family, before the agent is ready. */
+void agent_mmap_init(void);
 
 #endif /* USWAP_AGENT_AGENT_H */

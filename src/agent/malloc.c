@@ -39,6 +39,17 @@ void agent_malloc_init(void)
 {
 }
 
+/* Run a mimalloc call as internal, so whatever mmap() or madvise() it
+ * makes itself goes to the kernel, not back to us (mmap.c). */
+#define MI(call) ({ t_internal++; __typeof__(call) r_ = (call); t_internal--; r_; })
+
+static void mi_free_internal(void *p)
+{
+	t_internal++;
+	mi_free(p);
+	t_internal--;
+}
+
 /* The calling thread's heap in the region, or NULL: use glibc. */
 static mi_heap_t *region_heap(void)
 {
@@ -52,6 +63,11 @@ static mi_heap_t *region_heap(void)
 	return t_heap;
 }
 
+mi_heap_t *agent_heap(void)
+{
+	return region_heap();
+}
+
 static void *fell_back(void *p)
 {
 	atomic_fetch_add_explicit(&agent.fallbacks, 1, memory_order_relaxed);
@@ -61,7 +77,7 @@ static void *fell_back(void *p)
 API void *malloc(size_t size)
 {
 	mi_heap_t *h = region_heap();
-	void *p = h ? mi_heap_malloc(h, size) : NULL;
+	void *p = h ? MI(mi_heap_malloc(h, size)) : NULL;
 
 	return p ? p : h ? fell_back(__libc_malloc(size)) : __libc_malloc(size);
 }
@@ -69,7 +85,7 @@ API void *malloc(size_t size)
 API void *calloc(size_t n, size_t size)
 {
 	mi_heap_t *h = region_heap();
-	void *p = h ? mi_heap_calloc(h, n, size) : NULL;
+	void *p = h ? MI(mi_heap_calloc(h, n, size)) : NULL;
 
 	return p ? p : h ? fell_back(__libc_calloc(n, size)) : __libc_calloc(n, size);
 }
@@ -77,7 +93,7 @@ API void *calloc(size_t n, size_t size)
 API void free(void *p)
 {
 	if (agent_owns(p))
-		mi_free(p);
+		mi_free_internal(p);
 	else
 		__libc_free(p);
 }
@@ -106,7 +122,7 @@ API size_t malloc_usable_size(void *p)
 {
 	if (!p)
 		return 0;
-	return agent_owns(p) ? mi_usable_size(p) : libc_usable_size(p);
+	return agent_owns(p) ? MI(mi_usable_size(p)) : libc_usable_size(p);
 }
 
 /* A block that must change owner: copy what fits, free the old one. */
@@ -131,7 +147,7 @@ API void *realloc(void *p, size_t size)
 		return __libc_realloc(p, size);
 	h = region_heap();
 	if (h)
-		return mi_heap_realloc(h, p, size);
+		return MI(mi_heap_realloc(h, p, size));
 	/* An internal thread resizing region memory: it leaves the region. */
 	return move_block(p, size, __libc_malloc(size));
 }
@@ -150,7 +166,7 @@ API void *reallocarray(void *p, size_t n, size_t size)
 static void *aligned(size_t align, size_t size)
 {
 	mi_heap_t *h = region_heap();
-	void *p = h ? mi_heap_malloc_aligned(h, size, align) : NULL;
+	void *p = h ? MI(mi_heap_malloc_aligned(h, size, align)) : NULL;
 
 	if (p)
 		return p;

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mmap.c - the program's own private anonymous mmap()s under `uswap run`.
+ *
+ * A plain request (addr NULL, MAP_PRIVATE | MAP_ANONYMOUS, read-write,
+ * none of MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_NORESERVE, MAP_GROWSDOWN,
+ * MAP_STACK, MAP_HUGETLB, MAP_SHARED*) from a program thread is served
+ * from the region heap as a page-aligned, zero-filled block, and recorded.
+ * munmap() of it frees the block, mremap() resizes or moves it, and
+ * madvise(MADV_DONTNEED) zeroes it (what the kernel's would read back).
+ * Everything else, and every call from an internal thread (the pager's
+ * own madvise and munmap of the region included), goes to the kernel.
+ *
+ * The pager owns the region's mapping, so calls on region memory that
+ * would change the mapping are emulated or refused: a partial munmap
+ * zeroes that part (the block stays until all of it is unmapped), other
+ * madvise advice is accepted and ignored, mprotect() to anything but
+ * read-write fails with EACCES.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <mimalloc.h>
+
+#include "agent/agent.h"
+
+#define API __attribute__((visibility("default")))
+#define PAGE 4096u
+
+#define NOT_OURS (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_NORESERVE | MAP_GROWSDOWN | \
+		  MAP_STACK | MAP_HUGETLB)
+
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+static int (*real_munmap)(void *, size_t);
+static void *(*real_mremap)(void *, size_t, size_t, int, ...);
+static int (*real_madvise)(void *, size_t, int);
+static int (*real_mprotect)(void *, size_t, int);
+
+/* The blocks handed out as mappings, sorted by address; glibc memory. */
+static struct mapping { char *addr; size_t len; } *maps;
+static size_t nr_maps, cap_maps;
+static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void agent_mmap_init(void)
+{
+	real_mmap = (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
+	real_munmap = (int (*)(void *, size_t))dlsym(RTLD_NEXT, "munmap");
+	real_mremap = (void *(*)(void *, size_t, size_t, int, ...))dlsym(RTLD_NEXT, "mremap");
+	real_madvise = (int (*)(void *, size_t, int))dlsym(RTLD_NEXT, "madvise");
+	real_mprotect = (int (*)(void *, size_t, int))dlsym(RTLD_NEXT, "mprotect");
+}
+
+static size_t page_round(size_t len)
+{
+	return (len + PAGE - 1) & ~(size_t)(PAGE - 1);
+}
+
+/* Index of the first mapping not below @addr. Context: maps_lock. */
+static size_t find(const char *addr)
+{
+	size_t lo = 0, hi = nr_maps;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (maps[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The mapping containing @addr, or NULL. Context: maps_lock. */
+static struct mapping *containing(const char *addr)
+{
+	size_t i = find(addr);
+
+	if (i < nr_maps && maps[i].addr == addr)
+		return &maps[i];
+	if (i > 0 && addr < maps[i - 1].addr + maps[i - 1].len)
+		return &maps[i - 1];
+	return NULL;
+}
+
+static bool record(char *addr, size_t len)
+{
+	size_t i;
+
+	if (nr_maps == cap_maps) {
+		size_t cap = cap_maps ? cap_maps * 2 : 256;
+		void *m = realloc(maps, cap * sizeof(*maps)); /* internal: glibc */
+
+		if (!m)
+			return false;
+		maps = m;
+		cap_maps = cap;
+	}
+	i = find(addr);
+	memmove(&maps[i + 1], &maps[i], (nr_maps - i) * sizeof(*maps));
+	maps[i] = (struct mapping){ addr, len };
+	nr_maps++;
+	return true;
+}
+
+static void forget(struct mapping *m)
+{
+	size_t i = (size_t)(m - maps);
+
+	memmove(&maps[i], &maps[i + 1], (nr_maps - i - 1) * sizeof(*maps));
+	nr_maps--;
+}
+
+static bool ours(const void *addr, int flags, int prot)
+{
+	return !t_internal && atomic_load_explicit(&agent.ready, memory_order_acquire) &&
+	       !addr && (flags & MAP_ANONYMOUS) && (flags & MAP_TYPE) == MAP_PRIVATE &&
+	       !(flags & NOT_OURS) && prot == (PROT_READ | PROT_WRITE);
+}
+
+/* A zero-filled, page-aligned block of the region, recorded. */
+static void *map_block(size_t len)
+{
+	mi_heap_t *h = agent_heap();
+	void *p = NULL;
+
+	if (!h)
+		return NULL;
+	t_internal++;
+	p = mi_heap_zalloc_aligned(h, len, PAGE);
+	pthread_mutex_lock(&maps_lock);
+	if (p && !record(p, len)) {
+		mi_free(p);
+		p = NULL;
+	}
+	pthread_mutex_unlock(&maps_lock);
+	t_internal--;
+	return p;
+}
+
+static void *do_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (len && ours(addr, flags, prot)) {
+		void *p = map_block(page_round(len));
+
+		if (p)
+			return p;
+	}
+	return real_mmap(addr, len, prot, flags, fd, off);
+}
+
+/* Both names (off_t is 64 bits either way here); asm labels because
+ * <sys/mman.h> renames mmap to mmap64 under _FILE_OFFSET_BITS=64. */
+API void *agent_mmap(void *, size_t, int, int, int, off_t) __asm__("mmap");
+API void *agent_mmap64(void *, size_t, int, int, int, off_t) __asm__("mmap64");
+
+void *agent_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return do_mmap(addr, len, prot, flags, fd, off);
+}
+
+void *agent_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return do_mmap(addr, len, prot, flags, fd, off);
+}
+
+/* Zero [addr, addr + len) of region memory, as an unmapped range or a
+ * MADV_DONTNEED'd one would read back. */
+static void zero(void *addr, size_t len)
+{
+	memset(addr, 0, len);
+}
+
+API int munmap(void *addr, size_t len)
+{
+	struct mapping *m;
+	int rc = 0;
+
+	if (t_internal || !agent_owns(addr))
+		return real_munmap(addr, len);
+	if ((uintptr_t)addr % PAGE || !len) {
+		errno = EINVAL;
+		return -1;
+	}
+	len = page_round(len);
+	t_internal++;
+	pthread_mutex_lock(&maps_lock);
+	m = containing(addr);
+	if (m && m->addr == addr && len >= m->len) {
+		mi_free(m->addr);
+		forget(m);
+	} else if (m) {
+		size_t end = (size_t)(m->addr + m->len - (char *)addr);
+
+		zero(addr, len < end ? len : end); /* a part: the block stays */
+	} else {
+		errno = EINVAL; /* heap memory, never mapped by the program */
+		rc = -1;
+	}
+	pthread_mutex_unlock(&maps_lock);
+	t_internal--;
+	return rc;
+}
+
+/* Resize a recorded block: in place when it shrinks or mimalloc's block
+ * already has room, else moved (MREMAP_MAYMOVE) or -ENOMEM. */
+static void *remap_block(mi_heap_t *h, struct mapping *m, size_t new_len, int flags)
+{
+	char *old = m->addr;
+	void *p;
+
+	if (new_len <= m->len || new_len <= mi_usable_size(old)) {
+		if (new_len > m->len)
+			zero(old + m->len, new_len - m->len);
+		m->len = new_len;
+		return old;
+	}
+	if (!(flags & MREMAP_MAYMOVE) || !h)
+		return NULL;
+	p = mi_heap_zalloc_aligned(h, new_len, PAGE);
+	if (!p)
+		return NULL;
+	memcpy(p, old, m->len);
+	mi_free(old);
+	forget(m);
+	if (!record(p, new_len)) {
+		mi_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+API void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	struct mapping *m;
+	mi_heap_t *h;
+	void *p = NULL;
+
+	if (t_internal || !agent_owns(old)) {
+		va_list ap;
+		void *fixed;
+
+		va_start(ap, flags);
+		fixed = va_arg(ap, void *);
+		va_end(ap);
+		return real_mremap(old, old_len, new_len, flags, fixed);
+	}
+	if (!new_len || (flags & MREMAP_FIXED)) {
+		errno = EINVAL;
+		return MAP_FAILED;
+	}
+	h = agent_heap();
+	t_internal++;
+	pthread_mutex_lock(&maps_lock);
+	m = containing(old);
+	if (m && m->addr == old)
+		p = remap_block(h, m, page_round(new_len), flags);
+	pthread_mutex_unlock(&maps_lock);
+	t_internal--;
+	if (!p) {
+		errno = m && m->addr == old ? ENOMEM : EFAULT;
+		return MAP_FAILED;
+	}
+	return p;
+}
+
+API int madvise(void *addr, size_t len, int advice)
+{
+	if (t_internal || !agent_owns(addr))
+		return real_madvise(addr, len, advice);
+	if (advice == MADV_DONTNEED && len) /* reads zero after it */
+		zero(addr, len);
+	return 0; /* the pager owns the mapping: other advice changes nothing */
+}
+
+API int mprotect(void *addr, size_t len, int prot)
+{
+	if (t_internal || !agent_owns(addr))
+		return real_mprotect(addr, len, prot);
+	if (prot == (PROT_READ | PROT_WRITE))
+		return 0;
+	errno = EACCES; /* the pager's mapping cannot change protection */
+	return -1;
+}
