@@ -85,6 +85,7 @@ struct run_opts {
 	unsigned int nr_devices;
 	bool stats;
 	const char *json;
+	bool json_created;     /* by us, for --json: removed if nothing comes */
 	char **cmd;
 };
 
@@ -336,7 +337,7 @@ static void print_stats(const char *json, int status)
 	fprintf(stderr, "  %-16s%.0f (over the limit: %.0f, lost to read errors: %.0f)\n",
 	       "evictions", json_num(json, "evictions"), json_num(json, "over_limit"),
 	       json_num(json, "read_errors"));
-	fprintf(stderr, "  %-16s%.0f allocations served unswapped (heap full)\n", "fallbacks",
+	fprintf(stderr, "  %-16s%.0f allocations served unswapped (heap full)\n", "heap fallbacks",
 	       json_num(json, "heap_fallbacks"));
 	print_devices(json);
 }
@@ -363,8 +364,11 @@ static int report(const struct run_opts *o, const char *stats, int status)
 	unlink(stats);
 	if (!json || !*json) {
 		if (o->stats || o->json)
-			fprintf(stderr, "uswap run: no statistics: the agent did not run in "
-				"%s (not dynamically linked, or it failed)\n", o->cmd[0]);
+			fprintf(stderr, "uswap run: no statistics: %s ended without exit() "
+				"(by _exit(), exec of a static program, or a signal), or the "
+				"agent could not start in it\n", o->cmd[0]);
+		if (o->json && o->json_created)
+			unlink(o->json);
 		free(json);
 		return 0;
 	}
@@ -386,6 +390,15 @@ int cmd_run(int argc, char **argv)
 	rc = parse_opts(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;
+	if (o.json) { /* it must be writable before CMD starts */
+		fd = open(o.json, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		o.json_created = fd >= 0;
+		if (fd < 0 && errno == EEXIST)
+			fd = open(o.json, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return cli_usage_error(CMD, "--json %s: %s", o.json, strerror(errno));
+		close(fd);
+	}
 	if ((rc = check_devices(&o)) || (rc = check_userfaultfd()))
 		return rc;
 	agent = find_agent(agent_buf, sizeof(agent_buf));

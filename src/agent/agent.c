@@ -88,8 +88,20 @@ static void warn(const char *what, int err)
 		err ? ": " : "", err ? strerror(-err) : "");
 }
 
-/* Swap on every device of the list; each spec is kept for after a fork. */
-static int swapon_all(const char *list)
+/* Whether @spec names a swap file or block device (under any wrapper). */
+static bool is_file_spec(const char *spec)
+{
+	static struct uswap_spec_info info; /* large; set-up is single-threaded */
+
+	return uswap_spec_parse(spec, &info, NULL, 0) == 0 &&
+	       !strcmp(uswap_spec_device(&info)->kind, "file");
+}
+
+/* Swap on every device of the list; each spec is kept for after a fork.
+ * A swap file can be swapped on by one process only (it is claimed): the
+ * process uswap run started has it, the programs it execs run on the
+ * memory devices alone. */
+static int swapon_all(const char *list, bool root)
 {
 	char *copy = strdup(list), *save = NULL, err[256];
 
@@ -97,6 +109,8 @@ static int swapon_all(const char *list)
 		return -ENOMEM;
 	for (char *s = strtok_r(copy, "\n", &save); s && agent.nr_devs < 32;
 	     s = strtok_r(NULL, "\n", &save)) {
+		if (!root && is_file_spec(s))
+			continue;
 		int type = uswap_swapon_spec(agent.u, s, err, sizeof(err));
 
 		if (type < 0) {
@@ -108,7 +122,7 @@ static int swapon_all(const char *list)
 		agent.types[agent.nr_devs++] = type;
 	}
 	free(copy);
-	return agent.nr_devs ? 0 : -EINVAL;
+	return agent.nr_devs ? 0 : -ENODEV; /* only files, and not the root */
 }
 
 static int start_pager(uint64_t limit, unsigned int order)
@@ -168,8 +182,9 @@ __attribute__((constructor)) static void agent_start(void)
 	agent_mmap_init();
 	if ((rc = uswap_create(NULL, &agent.u))) {
 		warn("uswap_create", rc);
-	} else if ((rc = swapon_all(devices))) {
-		warn("swapon", rc);
+	} else if ((rc = swapon_all(devices, (pid_t)env_u64(AGENT_ENV_ROOT, 0) == getpid()))) {
+		if (rc != -ENODEV) /* a descendant with only swap files: quietly */
+			warn("swapon", rc);
 	} else if ((rc = start_pager(limit, (unsigned int)env_u64(AGENT_ENV_ORDER, 0)))) {
 		warn("uswap_pager_create", rc);
 	} else if ((rc = make_heap(env_u64(AGENT_ENV_REGION, UINT64_C(8) << 30)))) {
@@ -275,13 +290,13 @@ static void write_stats(void)
 		write_orders(f, "swpout_fallback", st.swpout_fallback);
 		fprintf(f, "\"swpin\": %llu, \"resident_peak_bytes\": %llu, "
 			"\"limit_bytes\": %llu, \"fault_us_p50\": %.1f, "
-			"\"fault_us_p99\": %.1f, \"evictions\": %llu, \"swapins\": %llu, "
+			"\"fault_us_p99\": %.1f, \"evictions\": %llu, "
 			"\"over_limit\": %llu, \"read_errors\": %llu, "
 			"\"heap_fallbacks\": %lu, ", (unsigned long long)st.swpin,
 			(unsigned long long)ps.resident_peak_bytes,
 			(unsigned long long)ps.limit_bytes, (double)ps.fault_ns_p50 / 1e3,
 			(double)ps.fault_ns_p99 / 1e3, (unsigned long long)ps.evictions,
-			(unsigned long long)ps.swapins, (unsigned long long)ps.over_limit,
+			(unsigned long long)ps.over_limit,
 			(unsigned long long)ps.read_errors, atomic_load(&agent.fallbacks));
 		write_devices(f);
 		fprintf(f, "}\n");
