@@ -532,10 +532,40 @@ static int unuse_cb(void *ctx, uswap_entry_t e)
  * Checkpoints, mutations, start and drain
  * ---------------------------------------------------------------------- */
 
-/* Every slot's count must be what the model holds, nothing pinned. */
+/* A run of slots [first, last] with the same finding, as one report. */
+struct finding {
+	uint64_t first, last;
+	long count;
+	unsigned int want;
+	bool pinned, open;
+};
+
+static void report_finding(struct stress *s, unsigned int t, const struct finding *f)
+{
+	char where[64];
+
+	if (!f->open)
+		return;
+	if (f->first == f->last)
+		snprintf(where, sizeof(where), "slot %u:%llu", t, (unsigned long long)f->first);
+	else
+		snprintf(where, sizeof(where), "slots %u:%llu-%llu", t,
+			 (unsigned long long)f->first, (unsigned long long)f->last);
+	if (f->count > (long)f->want || f->pinned)
+		stress_violation(s, &s->c.leaks, "leak: %s: %ld reference(s)%s each, the model "
+				 "holds %u", where, f->count, f->pinned ? " and a cache pin" : "",
+				 f->want);
+	else
+		stress_violation(s, &s->c.lost, "%s: %ld reference(s) each, the model holds %u: "
+				 "freed under its owner", where, f->count, f->want);
+}
+
+/* Every slot's count must be what the model holds, nothing pinned; runs
+ * of slots that differ alike (a folio) are one report. */
 static void check_type(struct stress *s, unsigned int t)
 {
 	struct stress_swap *m = s->swap;
+	struct finding f = { 0 };
 
 	for (uint64_t off = 1; off < m->nr_slots[t]; off++) {
 		bool pinned = false;
@@ -546,16 +576,15 @@ static void check_type(struct stress *s, unsigned int t)
 			count = 0;
 		if (count == (long)want && !(pinned && count == 0))
 			continue;
-		if (count > (long)want || pinned)
-			stress_violation(s, &s->c.leaks, "leak: slot %u:%llu has %ld "
-					 "reference(s)%s, the model holds %u", t,
-					 (unsigned long long)off, count,
-					 pinned ? " and a cache pin" : "", want);
-		else
-			stress_violation(s, &s->c.lost, "slot %u:%llu has %ld reference(s), the "
-					 "model holds %u: freed under its owner", t,
-					 (unsigned long long)off, count, want);
+		if (f.open && f.last + 1 == off && f.count == count && f.want == want &&
+		    f.pinned == pinned) {
+			f.last = off;
+			continue;
+		}
+		report_finding(s, t, &f);
+		f = (struct finding){ off, off, count, want, pinned, true };
 	}
+	report_finding(s, t, &f);
 }
 
 /* STRESS_MUTATE_FLIP_BYTE: flip one byte of a swapped page in the swap
