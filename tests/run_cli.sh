@@ -39,6 +39,11 @@ for mode in alloc fork syscall threads mmap; do
 	[ "${swpin:-0}" -gt 0 ] || fail "$mode: nothing was swapped in: $(cat "$dir/$mode.err")"
 done
 
+# A heap smaller than the program needs: realloc falls back to glibc.
+"$uswap" run --limit 16M --heap 64M --stats -- "$helper" realloc 128 > "$dir/re.out" 2> "$dir/re.err" ||
+	{ cat "$dir/re.out" "$dir/re.err"; fail "realloc past --heap"; }
+grep -q "heap fallbacks  *[1-9]" "$dir/re.err" || fail "no fallback counted: $(cat "$dir/re.err")"
+
 # 2. sort, 4x the limit: the same bytes out as without uswap.
 awk 'BEGIN { for (i = 1; i <= 400000; i++) print (i * 7919) % 1000003, "line", i }' \
 	> "$dir/in.txt"
@@ -95,4 +100,13 @@ grep -q "command not found" "$dir/nf.err" || fail "no message for CMD not found"
 [ $? = 2 ] || fail "--limit 100K: want 2"
 "$uswap" run --limit 8M 2> /dev/null
 [ $? = 2 ] || fail "no CMD: want 2"
-echo "ok: helper modes, sort, python3, exit status, SIGTERM, --json, bad input"
+if command -v mkswap > /dev/null || [ -x /usr/sbin/mkswap ]; then
+	head -c 16777216 /dev/zero > "$dir/s.img" && chmod 600 "$dir/s.img"
+	PATH=$PATH:/usr/sbin mkswap -q "$dir/s.img" > /dev/null
+	"$uswap" run --device "file:$dir/s.img" --device "file:$dir/s.img" -- \
+		touch "$dir/started" 2> "$dir/twice.err"
+	[ $? = 1 ] || fail "the same swap file twice: want 1"
+	grep -q "in use" "$dir/twice.err" || fail "same file twice: $(cat "$dir/twice.err")"
+	[ ! -e "$dir/started" ] || fail "CMD started although a device was refused"
+fi
+echo "ok: helper modes, realloc fallback, sort, python3, exit status, SIGTERM, --json, bad input"

@@ -13,6 +13,8 @@
  *   mmap    a private anonymous mmap of SIZE MiB: zero-filled, written and
  *           checked, grown by mremap (contents kept), MADV_DONTNEED reads
  *           zero, munmap; a shared mapping still goes to the kernel
+ *   realloc one block grown by realloc 1 MiB at a time to SIZE MiB (past
+ *           a small --heap: the allocation must fall back, not fail)
  * Usage: run_helper MODE SIZE_MIB
  */
 #include <errno.h>
@@ -172,6 +174,27 @@ static int mode_mmap(size_t n)
 	return 0;
 }
 
+/* realloc growing past the heap: it must fall back, never fail. */
+static int mode_realloc(size_t n)
+{
+	unsigned char *p = NULL;
+
+	for (size_t have = 0; have < n;) {
+		size_t next = have + (1u << 20);
+		unsigned char *q = realloc(p, next);
+
+		CHECK(q != NULL);
+		p = q;
+		fill(p + have, next - have, 31);  /* the part just grown */
+		have = next;
+	}
+	for (size_t off = 0; off < n; off += 1u << 20)
+		CHECK(!verify(p + off, 1u << 20, 31, "realloc"));
+	free(p);
+	printf("realloc: ok\n");
+	return 0;
+}
+
 struct worker {
 	size_t n;
 	unsigned int salt;
@@ -217,7 +240,7 @@ int main(int argc, char **argv)
 	size_t n;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: run_helper alloc|fork|syscall|threads|mmap SIZE_MIB\n");
+		fprintf(stderr, "usage: run_helper alloc|fork|syscall|threads|mmap|realloc SIZE_MIB\n");
 		return 2;
 	}
 	n = (size_t)strtoul(argv[2], NULL, 10) << 20;
@@ -231,5 +254,7 @@ int main(int argc, char **argv)
 		return mode_threads(n);
 	if (!strcmp(argv[1], "mmap"))
 		return mode_mmap(n);
+	if (!strcmp(argv[1], "realloc"))
+		return mode_realloc(n);
 	return 2;
 }

@@ -166,17 +166,25 @@ static int check_userfaultfd(void)
 				 strerror(errno));
 }
 
-/* Every device must open (a file's header, a size) before CMD starts. */
+/* Every device must open (a file's header, a size) before CMD starts,
+ * all at once, so the same swap file named twice is refused here. */
 static int check_devices(const struct run_opts *o)
 {
-	for (unsigned int i = 0; i < o->nr_devices; i++) {
-		struct uswap_backend *b;
-		char err[512];
+	struct uswap_backend *b[MAX_DEVICES];
+	char err[512];
+	int rc = 0;
+	unsigned int n;
 
-		if (uswap_backend_open(o->devices[i], &b, NULL, err, sizeof(err)))
-			return cli_runtime_error(CMD, "--device %s: %s", o->devices[i], err);
-		uswap_backend_close(b);
+	for (n = 0; n < o->nr_devices; n++) {
+		if (uswap_backend_open(o->devices[n], &b[n], NULL, err, sizeof(err))) {
+			rc = cli_runtime_error(CMD, "--device %s: %s", o->devices[n], err);
+			break;
+		}
 	}
+	while (n)
+		uswap_backend_close(b[--n]);
+	if (rc)
+		return rc;
 	if (o->limit < (uint64_t)USWAP_PAGER_MIN_LIMIT_FOLIOS * USWAP_PAGE_SIZE << o->order)
 		return cli_runtime_error(CMD, "--limit is below the pager's minimum of %u "
 					 "folios", USWAP_PAGER_MIN_LIMIT_FOLIOS);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +55,16 @@ static void faulty_prefix(const struct stress_opts *o, unsigned int n, char *buf
 static int make_file(const struct stress_opts *o, const char *set, const char *name,
 		     uint64_t size, char *path, size_t len, char *err, size_t errlen)
 {
+	struct statvfs vfs;
+
+	/* Refuse at once rather than fill the disk and fail half-way. */
+	if (statvfs(o->dir, &vfs) == 0 &&
+	    (uint64_t)vfs.f_bavail * vfs.f_frsize < size + 64 * MIB) {
+		snprintf(err, errlen, "%s: %llu MiB free, a swap file of %llu MiB does not fit",
+			 o->dir, (unsigned long long)((uint64_t)vfs.f_bavail * vfs.f_frsize / MIB),
+			 (unsigned long long)(size / MIB));
+		return -ENOSPC;
+	}
 	snprintf(path, len, "%s/uswap-stress-%d-%s-%s.swap", o->dir, (int)getpid(), set, name);
 	return cli_make_swap_file(path, size, err, errlen);
 }
@@ -148,6 +159,21 @@ static bool last_of_prio(const struct stress_devset *ds, unsigned int i)
 	return true;
 }
 
+/* Read errors injected so far by the devices of @ds that are on, but @i. */
+static uint64_t others_read_errors(const struct stress_devset *ds, unsigned int i)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int j = 0; j < ds->nr; j++) {
+		struct uswap_fault_counts f = { 0 };
+
+		if (j != i && ds->dev[j].faulty && ds->dev[j].type >= 0 &&
+		    uswap_backend_faults(ds->dev[j].b, &f) == 0)
+			sum += f.read_errors;
+	}
+	return sum;
+}
+
 /* The errors surfaced so far that reads of set @ds can cause. */
 static uint64_t surfaced_reads(struct stress *s, const struct stress_devset *ds)
 {
@@ -164,7 +190,7 @@ int stress_dev_swapoff(struct stress *s, struct stress_devset *ds, unsigned int 
 	struct stress_dev *d = &ds->dev[i];
 	struct uswap_fault_counts now = { 0 };
 	bool last = last_of_prio(ds, i);
-	uint64_t before = surfaced_reads(s, ds);
+	uint64_t before = surfaced_reads(s, ds), others = others_read_errors(ds, i);
 	int rc;
 
 	if (d->faulty)
@@ -174,8 +200,10 @@ int stress_dev_swapoff(struct stress *s, struct stress_devset *ds, unsigned int 
 		atomic_fetch_add(&s->c.swapoff_failed, 1);
 		return rc;
 	}
-	/* Its read errors during the swapoff all surfaced (the only reads). */
-	now.read_errors += surfaced_reads(s, ds) - before;
+	/* The read errors that surfaced during the swapoff were injected by
+	 * this device, or by another one a folio split across devices was
+	 * also read from (those count on that device, still on). */
+	now.read_errors += surfaced_reads(s, ds) - before - (others_read_errors(ds, i) - others);
 	d->done.reads += now.reads;
 	d->done.writes += now.writes;
 	d->done.read_errors += now.read_errors;

@@ -167,15 +167,19 @@ int stress_pager_start(struct stress *s, char *err, size_t errlen)
 		snprintf(err, errlen, "uswap_region_create: %s", cli_errno_name(rc));
 		return rc;
 	}
+	/* Every thread derives its slice from the final count: set first. */
+	pg->nr_w = o->pager_threads;
 	for (unsigned int i = 0; i < o->pager_threads; i++) {
 		struct pworker *w = &pg->w[i];
 
 		w->s = s;
 		w->id = i;
 		w->rng = o->seed * 7919 + i;
-		pg->nr_w = i + 1; /* before the thread reads it */
 		if (pthread_create(&w->th, NULL, pworker_main, w)) {
-			pg->nr_w = i;
+			atomic_store(&s->stop, true);
+			for (unsigned int k = 0; k < i; k++)
+				pthread_join(pg->w[k].th, NULL);
+			pg->nr_w = 0;
 			snprintf(err, errlen, "cannot start pager thread %u", i);
 			return -EAGAIN;
 		}

@@ -146,8 +146,14 @@ API void *realloc(void *p, size_t size)
 	if (!agent_owns(p)) /* glibc's stays glibc's */
 		return __libc_realloc(p, size);
 	h = region_heap();
-	if (h)
-		return MI(mi_heap_realloc(h, p, size));
+	if (h) {
+		void *q = MI(mi_heap_realloc(h, p, size));
+
+		if (q || !size)
+			return q;
+		/* The region is full: the block leaves it for glibc's heap. */
+		return move_block(p, size, fell_back(__libc_malloc(size)));
+	}
 	/* An internal thread resizing region memory: it leaves the region. */
 	return move_block(p, size, __libc_malloc(size));
 }

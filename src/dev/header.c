@@ -397,7 +397,8 @@ int swap_header_read_file(const char *path, struct uswap_header_info *out,
 		warn[0] = '\0';
 	if (!path || !out)
 		return backend_errf(err, errlen, -EINVAL, "no path or no result buffer");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must be refused (not a file), not waited on. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return backend_errf(err, errlen, -errno, "cannot open: %s", strerror(errno));
 	rc = read_fd(fd, out, err, errlen, warn, warnlen);
