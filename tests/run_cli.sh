@@ -52,6 +52,11 @@ sort -S 32M "$dir/in.txt" > "$dir/ref.txt"
 	fail "sort under uswap run"
 cmp -s "$dir/ref.txt" "$dir/run.txt" || fail "sort under uswap run gave other bytes"
 
+# usemem on plain memory (its MAP_NORESERVE mmap), checked by usemem itself.
+"$uswap" run --limit 16M --stats -- "$uswap" bench usemem --no-pager --workers 2 --size 32M \
+	> "$dir/um.out" 2> "$dir/um.err" || { cat "$dir/um.out" "$dir/um.err"; fail "usemem --no-pager"; }
+grep -q "^  swpout  *[1-9]" "$dir/um.err" || fail "usemem's memory was not swapped: $(cat "$dir/um.err")"
+
 # 3. python3 building, forking, checksumming (skipped without python3).
 if command -v python3 > /dev/null; then
 	cat > "$dir/py.py" <<'PY'

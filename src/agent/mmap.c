@@ -3,8 +3,9 @@
  * mmap.c - the program's own private anonymous mmap()s under `uswap run`.
  *
  * A plain request (addr NULL, MAP_PRIVATE | MAP_ANONYMOUS, read-write,
- * none of MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_NORESERVE, MAP_GROWSDOWN,
- * MAP_STACK, MAP_HUGETLB, MAP_SHARED*) from a program thread is served
+ * MAP_NORESERVE or MAP_POPULATE allowed; none of MAP_FIXED,
+ * MAP_FIXED_NOREPLACE, MAP_GROWSDOWN, MAP_STACK, MAP_HUGETLB) from a
+ * program thread is served
  * from the region heap as a page-aligned, zero-filled block, and recorded.
  * munmap() of it frees the block, mremap() resizes or moves it, and
  * madvise(MADV_DONTNEED) zeroes it (what the kernel's would read back).
@@ -34,8 +35,8 @@
 #define API __attribute__((visibility("default")))
 #define PAGE 4096u
 
-#define NOT_OURS (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_NORESERVE | MAP_GROWSDOWN | \
-		  MAP_STACK | MAP_HUGETLB)
+#define NOT_OURS (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_GROWSDOWN | MAP_STACK | \
+		  MAP_HUGETLB)
 
 static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
 static int (*real_munmap)(void *, size_t);
