@@ -5,6 +5,13 @@
 # on uswap's pager, alternating runs, side by side with their ratio.
 #
 #   bench/compare-kernel.sh [USWAP_BINARY]        (default build/tools/uswap)
+#   bench/compare-kernel.sh USWAP_BINARY -- CMD [ARG]...
+#
+# With a command after "--", it is that unmodified command instead of
+# usemem: inside the memory cgroup on the kernel side, under `uswap run
+# --limit LIMIT --order ORDER` with the same zram devices on the uswap
+# side; each run's wall time, their ratio, and a check that both sides
+# wrote the same bytes on stdout (CMD_DEVSIZE per device, default 512M).
 #
 # Kernel side: DEVICES zram devices made for the run (hot_add, lz4, the
 # same size as uswap's), swapped on at one equal priority (the kernel's
@@ -32,6 +39,12 @@
 set -u
 
 USWAP=${1:-build/tools/uswap}
+CMD=()
+if [ "${2:-}" = "--" ]; then
+	shift 2
+	CMD=("$@")
+	[ ${#CMD[@]} -gt 0 ] || { echo "compare-kernel: no command after --" >&2; exit 2; }
+fi
 WORKERS=${WORKERS:-2}
 SIZE=${SIZE:-256M}
 LIMIT=${LIMIT:-128M}
@@ -74,6 +87,7 @@ limit_bytes=$(to_bytes "$LIMIT")
 # Each device: a DEVICES-th of the working set plus a quarter, in MiB.
 each_mb=$(( (ws / DEVICES + ws / DEVICES / 4 + (1 << 20) - 1) >> 20 ))
 [ "$each_mb" -ge 4 ] || each_mb=4
+[ ${#CMD[@]} -eq 0 ] || each_mb=$(( $(to_bytes "${CMD_DEVSIZE:-512M}") >> 20 ))
 
 # ---------------------------------------------------------------------------
 # State to undo
@@ -173,6 +187,66 @@ run_uswap() {
 	for ((i = 0; i < DEVICES; i++)); do devs+=(--device "zram:${each_mb}M"); done
 	"$USWAP" bench usemem --limit "$LIMIT" "${devs[@]}" "${common[@]}" "${extra[@]}"
 }
+
+# The command mode: wall seconds of one run of CMD on each side; stdout to
+# a file whose checksum both sides must share.
+now() { date +%s.%N; }
+run_cmd_kernel() {
+	local t0; t0=$(now)
+	sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$CGROUP" "${CMD[@]}" \
+		> "/tmp/compare-kernel.$$.kout" 2> "/tmp/compare-kernel.$$.kerr" || { cat "/tmp/compare-kernel.$$.kerr" >&2; return 1; }
+	awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'
+}
+run_cmd_uswap() {
+	local devs=() i t0
+	for ((i = 0; i < DEVICES; i++)); do devs+=(--device "zram:${each_mb}M"); done
+	t0=$(now)
+	"$USWAP" run --limit "$LIMIT" --order "$ORDER" "${devs[@]}" -- "${CMD[@]}" \
+		> "/tmp/compare-kernel.$$.uout" || return 1
+	awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'
+}
+if [ ${#CMD[@]} -gt 0 ]; then
+	echo
+	echo "command: ${CMD[*]}; limit $LIMIT, order $ORDER, $DEVICES x zram ${each_mb}M" \
+	     "(kernel: lz4, priority $KPRIO, memory cgroup $cgver), $RUNS runs each"
+	printf "%-4s %12s %12s %8s\n" run "kernel s" "uswap s" "k/u"
+	kl=() ul=() kfail=0
+	for ((r = 1; r <= RUNS; r++)); do
+		# The kernel's memcg may OOM-kill the command under a tight
+		# limit: that is a result (counted), not a reason to stop.
+		k=$(run_cmd_kernel 2>/dev/null) || k=failed
+		u=$(run_cmd_uswap) || { echo "compare-kernel: the command failed under uswap run"; exit 1; }
+		if [ "$k" = failed ]; then
+			kfail=$((kfail + 1))
+			printf "%-4s %12s %12s %8s   (kernel side: the command failed, e.g. OOM-killed)\n" \
+				"$r" failed "$u" -
+			ul+=("$u")
+			continue
+		fi
+		if ! cmp -s "/tmp/compare-kernel.$$.kout" "/tmp/compare-kernel.$$.uout"; then
+			echo "compare-kernel: the two sides wrote different output"; exit 1
+		fi
+		kl+=("$k"); ul+=("$u")
+		printf "%-4s %12s %12s %8.3f\n" "$r" "$k" "$u" \
+			"$(awk -v a="$k" -v b="$u" 'BEGIN { print (b > 0 ? a / b : 0) }')"
+	done
+	echo "kernel side failed $kfail of $RUNS runs; uswap run completed all $RUNS"
+	if [ ${#kl[@]} -eq 0 ]; then
+		echo "no kernel run completed: no ratio"
+		teardown
+		trap - EXIT
+		exit 0
+	fi
+	rm -f "/tmp/compare-kernel.$$.kout" "/tmp/compare-kernel.$$.uout"
+	median() { printf "%s\n" "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+	km=$(median "${kl[@]}"); um=$(median "${ul[@]}")
+	printf "%-4s %12s %12s %8.3f   (kernel time / uswap time, medians: > 1 is uswap faster)\n" \
+		med "$km" "$um" "$(awk -v a="$km" -v b="$um" 'BEGIN { print (b > 0 ? a / b : 0) }')"
+	teardown
+	trap - EXIT
+	[ "$swaps_before" = "$(cat /proc/swaps)" ] || { echo "compare-kernel: /proc/swaps differs" >&2; exit 1; }
+	exit 0
+fi
 
 field() { # field NAME < json
 	sed -n "s/^ *\"$1\": *\([-0-9.e+]*\),\{0,1\}$/\1/p" | head -n1
