@@ -108,7 +108,7 @@ test-fuzz: deps deps-fuzz $(BUILD_FUZZ)/build.ninja
 	USWAP_FUZZ_SECONDS=$(FUZZ_SECONDS) UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	$(MESON_TEST) -C $(BUILD_FUZZ) --suite fuzz --no-rebuild
 
-# The soak (issue 12): `uswap stress` drives every layer at once with
+# The soak (docs/reliability.md): `uswap stress` drives every layer at once with
 # faults injected and devices swapped off and on, for SOAK_SECONDS under
 # ASan+UBSan and as long under TSan. A failure prints the seed to replay.
 SOAK_SECONDS ?= 300

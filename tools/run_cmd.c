@@ -92,10 +92,16 @@ struct run_opts {
 static int apply_option(struct run_opts *o, int opt, const char *arg)
 {
 	switch (opt) {
-	case 'l':
-		if (cli_parse_size(arg, &o->limit) || o->limit < (1u << 20))
-			return cli_usage_error(CMD, "--limit '%s': want a size of 1M or more", arg);
+	case 'l': {
+		int err = cli_parse_size(arg, &o->limit);
+
+		if (err == -ERANGE)
+			return cli_usage_error(CMD, "--limit '%s': too large", arg);
+		if (err || o->limit < (1u << 20))
+			return cli_usage_error(CMD, "--limit '%s': want a size of 1M or more "
+					       "(K, M, G, T suffixes)", arg);
 		return 0;
+	}
 	case OPT_DEVICE:
 		if (o->nr_devices == MAX_DEVICES)
 			return cli_usage_error(CMD, "more than %d --device", MAX_DEVICES);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -201,6 +202,12 @@ static int parse_opts(int argc, char **argv, struct stress_opts *o)
 	if (o->pager_threads && o->pager_limit >= o->pager_size)
 		return cli_usage_error(CMD, "--pager-limit must be below --pager-size, or "
 				       "nothing is ever swapped");
+	struct stat st;
+
+	if (stat(o->dir, &st))
+		return cli_usage_error(CMD, "--dir '%s': %s", o->dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return cli_usage_error(CMD, "--dir '%s': not a directory", o->dir);
 	if (access(o->dir, W_OK | X_OK))
 		return cli_usage_error(CMD, "--dir '%s': %s", o->dir, strerror(errno));
 	if (!seeded)
