@@ -30,6 +30,9 @@ for h in uswap policy alloc dev swap pager; do
 done
 [ -x "$(find "$dest" -path '*/bin/uswap' | head -n1)" ] || fail "uswap not installed"
 [ -x "$(find "$dest" -path '*/bin/uswap-bench' | head -n1)" ] || fail "uswap-bench not installed"
+for page in man1/uswap.1 man1/uswap-run.1 man5/uswap-spec.5; do
+	[ -e "$(find "$dest" -path "*/man/$page" | head -n1)" ] || fail "$page not installed"
+done
 
 cat > "$dest/hello.c" <<'C'
 #include <stdio.h>
