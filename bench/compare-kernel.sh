@@ -100,6 +100,7 @@ MTHP_OLD=""
 
 teardown() {
 	local d id
+	rm -f "/tmp/compare-kernel.$$".*
 	for d in "${SWAPPED[@]}"; do
 		swapoff "$d" 2>/dev/null || echo "compare-kernel: swapoff $d failed" >&2
 	done
