@@ -90,30 +90,24 @@ int stress_devset_init(struct stress *s, struct stress_devset *ds, const char *n
 	ds->name = name;
 	if (size < 8 * MIB)
 		size = 8 * MIB;
-	if (!pager) {
+	if (!pager)
 		dev_add(ds, "ram", 10, false, NULL, "ram:%lluM",
 			(unsigned long long)(size / 4 / MIB));
-		faulty_prefix(o, 1, fp, sizeof(fp));
-		dev_add(ds, "zram-lz4-faulty", 5, true, NULL, "%s:zram:%lluM", fp,
-			(unsigned long long)(size / MIB));
-		dev_add(ds, "zram-zstd", 5, false, NULL, "zram:%lluM:zstd",
-			(unsigned long long)(size / MIB));
-		if ((rc = make_file(o, name, "file", size, path, sizeof(path), err, errlen)))
-			return rc;
-		dev_add(ds, "file", 5, false, path, "file:%s", path);
-		if ((rc = make_file(o, name, "file-faulty", size, path, sizeof(path), err, errlen)))
+	/* Both sets: a faulty lz4 zram and a zstd zram at prio 5, a file. */
+	faulty_prefix(o, pager ? 3 : 1, fp, sizeof(fp));
+	dev_add(ds, "zram-lz4-faulty", 5, true, NULL, "%s:zram:%lluM", fp,
+		(unsigned long long)(size / MIB));
+	dev_add(ds, "zram-zstd", 5, false, NULL, "zram:%lluM:zstd",
+		(unsigned long long)(size / MIB));
+	if ((rc = make_file(o, name, "file", size, path, sizeof(path), err, errlen)))
+		return rc;
+	dev_add(ds, "file", pager ? 0 : 5, false, path, "file:%s", path);
+	if (!pager) {
+		if ((rc = make_file(o, name, "file-faulty", size, path, sizeof(path), err,
+				    errlen)))
 			return rc;
 		faulty_prefix(o, 2, fp, sizeof(fp));
 		dev_add(ds, "file-faulty", 0, true, path, "%s:file:%s", fp, path);
-	} else {
-		faulty_prefix(o, 3, fp, sizeof(fp));
-		dev_add(ds, "zram-lz4-faulty", 5, true, NULL, "%s:zram:%lluM", fp,
-			(unsigned long long)(size / MIB));
-		dev_add(ds, "zram-zstd", 5, false, NULL, "zram:%lluM:zstd",
-			(unsigned long long)(size / MIB));
-		if ((rc = make_file(o, name, "file", size, path, sizeof(path), err, errlen)))
-			return rc;
-		dev_add(ds, "file", 0, false, path, "file:%s", path);
 	}
 	for (unsigned int i = 0; i < ds->nr; i++)
 		if ((rc = stress_dev_swapon(s, ds, i, err, errlen)))

@@ -161,7 +161,6 @@ static int make_heap(size_t size)
 	if (!mi_manage_os_memory_ex(agent.base, size, true, false, true, -1, true,
 				    &agent.arena))
 		return -ENOMEM;
-	agent_malloc_init();
 	return 0;
 }
 

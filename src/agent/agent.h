@@ -66,9 +66,8 @@ static inline bool agent_owns(const void *p)
 
 struct mi_heap_s;
 
-/* malloc.c: set up; the calling thread's heap in the region (made on
- * first use), or NULL when this thread or call must use glibc. */
-void agent_malloc_init(void);
+/* malloc.c: the calling thread's heap in the region (made on first use),
+ * or NULL when this thread or call must use glibc. */
 struct mi_heap_s *agent_heap(void);
 
 /* mmap.c: look up the kernel's mmap family, before the agent is ready. */

@@ -13,7 +13,6 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,10 +33,6 @@ extern void *__libc_memalign(size_t align, size_t size);
 /* mimalloc deletes a thread's heaps when the thread ends (what they
  * still hold moves to its backing heap, and frees of it keep working). */
 static _Thread_local mi_heap_t *t_heap;
-
-void agent_malloc_init(void)
-{
-}
 
 /* Run a mimalloc call as internal, so whatever mmap() or madvise() it
  * makes itself goes to the kernel, not back to us (mmap.c). */
