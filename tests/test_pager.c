@@ -163,6 +163,15 @@ static const char *page_check(const uint64_t *w, uint64_t page, uint64_t gen)
 	return NULL;
 }
 
+/* Whether every byte of [a, a + n) is zero. */
+static bool all_zero(const char *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i])
+			return false;
+	return true;
+}
+
 static uint64_t total_inuse(void)
 {
 	return t_total_inuse(u);
@@ -865,6 +874,89 @@ static void writers_during_eviction(unsigned int flags, unsigned int handlers,
 	t_eq_u64(total_inuse(), 0);
 }
 
+/* Discards racing with eviction, faults and swap-in: each thread owns a
+ * contiguous slice and writes, checks and discards runs of it (page
+ * offsets, so folios are cut at both ends), against a shadow of the last
+ * generation per page (0: discarded, reads zero). */
+static void *discarder(void *arg)
+{
+	struct wr_arg *a = arg;
+	size_t per = a->nr / WR_THREADS, first = a->id * per;
+
+	for (uint64_t it = 0; it < a->iters && !t_async_failed(); it++) {
+		size_t i = first + (size_t)t_rand_below(&a->seed, per);
+		uint64_t *w = a->base + i * WORDS, op = t_rand_below(&a->seed, 10);
+		const char *why = NULL;
+
+		if (op < 6) {
+			page_fill(w, i, ++a->gen[i]);
+		} else if (op < 9) {
+			why = a->gen[i] ? page_check(w, i, a->gen[i])
+					: all_zero((char *)w, PAGE) ? NULL : "not zero";
+		} else {
+			size_t n = 1 + (size_t)t_rand_below(&a->seed, 40);
+			int rc;
+
+			if (i + n > first + per)
+				n = first + per - i;
+			rc = uswap_region_discard(pg, w, n * PAGE);
+			if (rc)
+				t_fail_async("discard = %d", rc);
+			for (size_t k = 0; k < n; k++)
+				a->gen[i + k] = 0;
+		}
+		if (why)
+			t_fail_async("thread %u page %zu gen %llu: %s", a->id, i,
+				     (unsigned long long)a->gen[i], why);
+	}
+	return NULL;
+}
+
+static void test_pager_discards_during_eviction_keep_the_rest(void **state)
+{
+	const uint64_t limit = 1u << 20;
+	const size_t nr = 6 * limit / PAGE;
+	uint64_t seed = t_env_seed(), iters = (uint64_t)(60000 * t_env_scale());
+	struct wr_arg a[WR_THREADS];
+	pthread_t tid[WR_THREADS];
+	uint64_t *base, *gen;
+
+	if (iters < 3000)
+		iters = 3000;
+	swapon("zram:64M");
+	struct uswap_pager_config c = config(limit, 2, 2);
+	c.reclaim_batch = 16;
+	pager_start(&c);
+	base = region(nr * PAGE);
+	gen = calloc(nr, sizeof(*gen));
+	t_true(gen != NULL);
+	t_async_reset();
+	for (unsigned int t = 0; t < WR_THREADS; t++) {
+		a[t] = (struct wr_arg){ .base = base, .nr = nr, .id = t, .iters = iters,
+					.seed = seed + t, .gen = gen };
+		t_eq(pthread_create(&tid[t], NULL, discarder, &a[t]), 0);
+	}
+	for (unsigned int t = 0; t < WR_THREADS; t++)
+		pthread_join(tid[t], NULL);
+	if (t_async_failed())
+		print_message("seed %llu\n", (unsigned long long)seed);
+	t_assert_no_async_failure("discarding during eviction");
+	for (size_t i = 0; i < nr / WR_THREADS * WR_THREADS; i++) {
+		const uint64_t *w = base + i * WORDS;
+
+		if (gen[i] ? page_check(w, i, gen[i]) != NULL : !all_zero((const char *)w, PAGE))
+			fail_msg("page %zu wrong after the run (gen %llu, seed %llu)", i,
+				 (unsigned long long)gen[i], (unsigned long long)seed);
+	}
+	t_true(pstats().evictions > 0);
+	t_true(pstats().resident_peak_bytes <= limit);
+	free(gen);
+	t_eq(uswap_region_discard(pg, base, nr * PAGE), 0);
+	t_eq_u64(total_inuse(), 0);
+	t_eq_u64(pstats().resident_bytes, 0);
+	t_eq(uswap_region_destroy(pg, base), 0);
+}
+
 /* Reclaim in the background thread and in the faults, 2 spinning handlers. */
 static void test_pager_writers_during_eviction_keep_last_value(void **state)
 {
@@ -1039,6 +1131,206 @@ static void test_pager_cli_bench_fault_read_errors_fail_clearly(void **state)
 	t_true(strstr(out, "could not be read back") != NULL);
 }
 
+/* ------------------------------------------------------------------------
+ * quick: discard (the pager's MADV_DONTNEED) and adopt (a fork child's copy)
+ * ---------------------------------------------------------------------- */
+
+/* Check page @i of @base: bytes in [lo, hi) zero, the others (page i, gen). */
+static bool page_after_discard(const uint64_t *base, size_t i, uint64_t gen,
+			       const char *lo, const char *hi)
+{
+	uint64_t want[WORDS];
+	const char *pg0 = (const char *)(base + i * WORDS);
+
+	page_fill(want, i, gen);
+	for (size_t b = 0; b < PAGE; b++) {
+		const char *at = pg0 + b;
+		char expect = at >= lo && at < hi ? 0 : ((const char *)want)[b];
+
+		if (*at != expect)
+			return false;
+	}
+	return true;
+}
+
+static void test_pager_discard_frees_slots_and_reads_zero(void **state)
+{
+	const uint64_t limit = 4u << 20;
+	const size_t nr = 4 * limit / PAGE;
+	_Atomic uint64_t bad = 0;
+	uint64_t *base, inuse0;
+	char *lo, *hi;
+
+	swapon("zram:64M");
+	swapon("zram:64M");
+	struct uswap_pager_config c = config(limit, 2, 2);
+	pager_start(&c);
+	base = region(nr * PAGE);
+	two_threads(writer, base, nr, 1, false, &bad);
+	for (size_t i = 0; i < nr / 4; i++) /* clean folios: mapped, with slots */
+		t_true(page_check(base + i * WORDS, i, 1) == NULL);
+	inuse0 = total_inuse();
+	t_true(inuse0 > 0);
+	/* The middle half, with ends inside folios and inside pages. */
+	lo = (char *)base + (nr / 4 + 1) * PAGE + 100;
+	hi = (char *)base + (3 * nr / 4 + 5) * PAGE + 200;
+	t_eq(uswap_region_discard(pg, lo, (size_t)(hi - lo)), 0);
+	t_true(total_inuse() < inuse0 * 3 / 4);
+	for (size_t i = 0; i < nr; i++)
+		if (!page_after_discard(base, i, 1, lo, hi))
+			fail_msg("page %zu wrong after discarding [%p, %p)", i, lo, hi);
+	/* All of it: nothing charged, no slot in use, and it still works. */
+	t_eq(uswap_region_discard(pg, base, nr * PAGE), 0);
+	t_eq_u64(total_inuse(), 0);
+	t_eq_u64(pstats().resident_bytes, 0);
+	t_true(all_zero((const char *)base, nr * PAGE));
+	two_threads(writer, base, nr, 2, false, &bad);
+	two_threads(reader, base, nr, 2, true, &bad);
+	t_eq_u64(atomic_load(&bad), 0);
+	/* Bad ranges. */
+	t_eq(uswap_region_discard(pg, base, 0), -EINVAL);
+	t_eq(uswap_region_discard(pg, base, nr * PAGE + 1), -EINVAL);
+	t_eq(uswap_region_discard(pg, &bad, 8), -ENOENT);
+	t_eq(uswap_region_discard(NULL, base, 8), -EINVAL);
+}
+
+/* Plain anonymous memory aligned to @align, @size bytes. */
+static void *plain_map(size_t size, size_t align)
+{
+	char *m = mmap(NULL, size + align, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *b;
+
+	t_true(m != MAP_FAILED);
+	b = (char *)(((uintptr_t)m + align - 1) & ~(uintptr_t)(align - 1));
+	if (b > m)
+		munmap(m, (size_t)(b - m));
+	munmap(b + size, (size_t)(m + size + align - (b + size)));
+	return b;
+}
+
+/* Pages the adopt test writes: three of every four in the first 3/4;
+ * the rest never touched (folios partly present, and wholly absent). */
+static bool adopt_written(size_t i, size_t nr)
+{
+	return i < nr * 3 / 4 && i % 4 != 3;
+}
+
+static void test_pager_adopt_keeps_contents_and_evicts_to_limit(void **state)
+{
+	const uint64_t limit = 2u << 20;
+	const size_t nr = 4096, folio = 4 * PAGE; /* 16 MiB, order 2 */
+	struct uswap_pager_stats st;
+	unsigned char vec;
+	uint64_t *base = plain_map(nr * PAGE, folio);
+	size_t bad = 0;
+
+	for (size_t i = 0; i < nr; i++)
+		if (adopt_written(i, nr))
+			page_fill(base + i * WORDS, i, 7);
+	swapon("zram:64M");
+	struct uswap_pager_config c = config(limit, 2, 1);
+	pager_start(&c);
+	t_eq(uswap_region_adopt(pg, (char *)base + PAGE, nr * PAGE - folio), -EINVAL);
+	t_eq(uswap_region_adopt(pg, base, nr * PAGE - PAGE), -EINVAL);
+	t_eq(uswap_region_adopt(pg, base, nr * PAGE), 0);
+	t_eq(uswap_region_adopt(pg, base, folio), -EBUSY);
+	st = pstats();
+	/* Every folio with a written page was charged: 3/4 of them. */
+	t_true(st.resident_peak_bytes >= (uint64_t)nr * 3 / 4 * PAGE);
+	/* Background reclaim brings it under the limit by itself. */
+	for (int ms = 0; pstats().resident_bytes > limit && ms < 20000; ms += 10)
+		usleep(10000);
+	t_true(pstats().resident_bytes <= limit);
+	for (size_t i = 0; i < nr; i++) {
+		const uint64_t *w = base + i * WORDS;
+
+		if (adopt_written(i, nr) ? page_check(w, i, 7) != NULL
+					 : !all_zero((const char *)w, PAGE))
+			bad++;
+	}
+	t_eq_u64(bad, 0);
+	st = pstats();
+	t_true(st.evictions > 0);
+	t_true(st.swapins > 0);
+	t_eq(uswap_region_destroy(pg, base), 0);
+	t_eq(mincore(base, PAGE, &vec), -1); /* the region owned it: unmapped */
+	t_eq(errno, ENOMEM);
+	t_eq_u64(total_inuse(), 0);
+}
+
+/*
+ * fork(): the parent brings every folio in (swapoff), forks; the child
+ * forgets the parent's pager, makes its own instance and pager, adopts
+ * its copy of the region and runs it at 4x the limit. Each sees only its
+ * own writes. Not under TSan: it kills a multi-threaded program's child
+ * that starts threads (die_after_fork).
+ */
+static int fork_child(uint64_t *base, size_t nr, uint64_t limit)
+{
+	struct uswap_pager_config c = config(limit, 0, 1);
+	struct uswap_pager_stats st = { .size = sizeof(st) };
+	struct uswap_pager *cp;
+	struct uswap *cu;
+	char err[128];
+
+	uswap_pager_forget(pg);
+	if (uswap_create(NULL, &cu) || uswap_swapon_spec(cu, "zram:64M", err, sizeof(err)) < 0 ||
+	    uswap_pager_create(cu, &c, &cp) || uswap_region_adopt(cp, base, nr * PAGE))
+		return 2;
+	for (int ms = 0; ms < 20000; ms += 10) { /* kswapd evicts the excess */
+		if (uswap_pager_stats_get(cp, &st) || st.resident_bytes <= limit)
+			break;
+		usleep(10000);
+	}
+	for (size_t i = 0; i < nr; i++)
+		if (page_check(base + i * WORDS, i, 1))
+			return 3;
+	for (size_t i = 0; i < nr; i++)
+		page_fill(base + i * WORDS, i, 2);
+	for (size_t i = 0; i < nr; i++)
+		if (page_check(base + i * WORDS, i, 2))
+			return 4;
+	if (uswap_pager_stats_get(cp, &st) || !st.evictions || !st.swapins)
+		return 5;
+	uswap_pager_destroy(cp);
+	uswap_destroy(cu);
+	return 0;
+}
+
+static void test_pager_fork_child_adopts_its_copy(void **state)
+{
+#if defined(__SANITIZE_THREAD__)
+	t_skip("ThreadSanitizer kills a threaded program's child that starts threads");
+#endif
+	const uint64_t limit = 2u << 20;
+	const size_t nr = 4 * limit / PAGE;
+	_Atomic uint64_t bad = 0;
+	uint64_t *base;
+	int status;
+	pid_t pid;
+
+	swapon("zram:64M");
+	struct uswap_pager_config c = config(limit, 0, 1);
+	c.flags = USWAP_PAGER_FORKABLE;
+	pager_start(&c);
+	base = region(nr * PAGE);
+	two_threads(writer, base, nr, 1, false, &bad);
+	t_true(pstats().evictions > 0);
+	t_eq(uswap_swapoff(u, types[0]), 0); /* every folio in, over the limit */
+	pid = fork();
+	t_true(pid >= 0);
+	if (pid == 0)
+		_exit(fork_child(base, nr, limit));
+	types[0] = uswap_swapon_spec(u, "zram:64M", NULL, 0);
+	t_true(types[0] >= 0);
+	t_eq(waitpid(pid, &status, 0), pid);
+	t_true(WIFEXITED(status));
+	t_eq(WEXITSTATUS(status), 0);
+	two_threads(reader, base, nr, 1, true, &bad); /* not the child's gen 2 */
+	t_eq_u64(atomic_load(&bad), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest quick[] = {
@@ -1055,10 +1347,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pager_read_error_without_poison_maps_documented_fill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_swapoff_moves_folios_of_live_regions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_swapoff_without_room_brings_folios_in, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_discard_frees_slots_and_reads_zero, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_adopt_keeps_contents_and_evicts_to_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_fork_child_adopts_its_copy, setup, teardown),
 	};
 	const struct CMUnitTest stress[] = {
 		cmocka_unit_test_setup_teardown(test_pager_writers_during_eviction_keep_last_value, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_writers_during_direct_reclaim_keep_last_value, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_discards_during_eviction_keep_the_rest, setup, teardown),
 	};
 	const struct CMUnitTest cli[] = {
 		cmocka_unit_test(test_pager_cli_without_permission_says_how),

@@ -152,6 +152,17 @@ USWAP_API int uswap_pager_create(struct uswap *u, const struct uswap_pager_confi
 USWAP_API void uswap_pager_destroy(struct uswap_pager *p);
 
 /*
+ * uswap_pager_forget() - in a fork() child, let go of a pager the parent
+ * created: its threads are not in the child and its locks may be held by
+ * them, so it cannot be destroyed. Closes the child's copies of its file
+ * descriptors and nothing else: its regions stay mapped as plain memory
+ * (see uswap_region_adopt()) and its bookkeeping is left unfreed. No call
+ * may use @p afterwards. NULL is a no-op.
+ * Context: the child, before it creates a pager of its own.
+ */
+USWAP_API void uswap_pager_forget(struct uswap_pager *p);
+
+/*
  * uswap_region_create() - map @size bytes of anonymous memory managed by
  * the pager. The memory reads as zeroes until written.
  * @size: bytes, rounded up to whole folios.
@@ -170,6 +181,42 @@ USWAP_API int uswap_region_create(struct uswap_pager *p, size_t size, void **add
  * Context: no thread may touch the region during or after the call.
  */
 USWAP_API int uswap_region_destroy(struct uswap_pager *p, void *addr);
+
+/*
+ * uswap_region_adopt() - make memory the process has mapped already a
+ * region of @p, keeping its contents: a fork() child's copy of a region
+ * its parent's pager had (the kernel dropped the child's userfaultfd
+ * registration), taken over by a pager the child creates.
+ * @addr, @size: private anonymous read-write memory, aligned to the folio
+ *     size and a whole number of folios, in no other region.
+ * Every folio with a page present (mincore(2)) becomes resident and is
+ * charged, its missing pages mapped as zeros; the others read as zeros
+ * when touched. The charge may pass the limit: background reclaim (or the
+ * next fault) evicts back under it. On success the pager owns the mapping
+ * (uswap_region_create()'s rules apply; destroy unmaps it); on failure it
+ * is left as it was.
+ * Return: 0; -EINVAL (bad alignment or size, or memory userfaultfd cannot
+ * take); -EBUSY (it meets a region of @p); -ENOMEM.
+ * Thread-safety: any thread; waits for faults in flight on other regions.
+ * Other threads may touch the memory meanwhile: their faults wait for the
+ * region.
+ */
+USWAP_API int uswap_region_adopt(struct uswap_pager *p, void *addr, size_t size);
+
+/*
+ * uswap_region_discard() - drop a range of a region, as MADV_DONTNEED
+ * drops private anonymous memory: it reads as zeros afterwards. Whole
+ * folios in the range are unmapped, uncharged and their swap slots freed
+ * (no write to swap); the parts of folios at its ends are zeroed in place
+ * (which may fault them in).
+ * @addr, @len: bytes, any alignment, inside one region.
+ * Return: 0; -EINVAL (@len 0, or the range leaves its region); -ENOENT
+ * (@addr is in no region).
+ * Thread-safety: any thread, with faults, reclaim and swapoff running; a
+ * write to the range racing with the call may be lost, as with madvise.
+ * The region must not be destroyed during the call.
+ */
+USWAP_API int uswap_region_discard(struct uswap_pager *p, void *addr, size_t len);
 
 /*
  * uswap_region_error() - the read errors a region has seen.

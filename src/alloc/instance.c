@@ -52,6 +52,7 @@ USWAP_API int uswap_create(const struct uswap_config *cfg, struct uswap **out)
 		return -EINVAL;
 	if (!c.ring_quota)
 		c.ring_quota = USWAP_DEFAULT_RING_QUOTA;
+	rcu_fork_safe(); /* a fork child of this process may use RCU too */
 
 	u = calloc(1, sizeof(*u));
 	if (!u)

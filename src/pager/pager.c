@@ -356,6 +356,16 @@ USWAP_API void uswap_pager_destroy(struct uswap_pager *p)
 	pager_free(p);
 }
 
+USWAP_API void uswap_pager_forget(struct uswap_pager *p)
+{
+	if (!p)
+		return;
+	/* Not freed: its locks may be held by threads the child lacks. The
+	 * child's copy of the memory costs nothing until written. */
+	close(p->uffd);
+	close(p->stop_fd);
+}
+
 /* ------------------------------------------------------------------------
  * Statistics
  * ---------------------------------------------------------------------- */

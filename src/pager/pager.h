@@ -306,6 +306,10 @@ void folio_poison(struct uswap_pager *p, struct pager_region *r, size_t idx,
  * read-held; the caller owns a busy folio (which reclaim skips). */
 bool pager_charge(struct uswap_pager *p, unsigned int nr);
 void pager_uncharge(struct uswap_pager *p, unsigned int nr);
+/* Charge @nr pages that are mapped already (an adopted region), over the
+ * limit if need be, and wake background reclaim to bring it back down.
+ * Context: any; takes no pager lock but kswapd's. */
+void pager_charge_mapped(struct uswap_pager *p, uint64_t nr);
 /* Evict about @want pages. Return: pages uncharged, 0 (nothing could be
  * picked now), or -ENOSPC/-EIO (swap-out failed: the swap is full or
  * broken). Context: p->lock read-held. */

@@ -331,6 +331,16 @@ bool pager_charge(struct uswap_pager *p, unsigned int nr)
 	return waited;
 }
 
+void pager_charge_mapped(struct uswap_pager *p, uint64_t nr)
+{
+	uint64_t now = atomic_fetch_add_explicit(&p->resident, nr,
+						 memory_order_relaxed) + nr;
+
+	note_peak(p, now);
+	if (p->kswapd_on && free_pages(p) < p->wmark_low)
+		kswapd_wake(p); /* without kswapd the next fault reclaims */
+}
+
 void pager_uncharge(struct uswap_pager *p, unsigned int nr)
 {
 	atomic_fetch_sub_explicit(&p->resident, nr, memory_order_relaxed);

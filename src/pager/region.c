@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * region.c - uswap_region_create(), uswap_region_destroy(),
- * uswap_region_error(), and finding the region of a fault address.
+ * uswap_region_adopt(), uswap_region_error(), and finding the region of
+ * a fault address.
  *
  * A region is folio-aligned anonymous memory registered with the pager's
  * userfaultfd in missing and write-protect modes. It is kept out of
@@ -76,10 +77,10 @@ static void region_free(struct pager_region *r)
 	free(r);
 }
 
-static struct pager_region *region_alloc(struct uswap_pager *p, size_t size)
+/* A region's bookkeeping for @size bytes, with no memory yet. */
+static struct pager_region *region_alloc_meta(struct uswap_pager *p, size_t size)
 {
 	struct pager_region *r = calloc(1, sizeof(*r));
-	size_t nr_pages = size / USWAP_PAGE_SIZE;
 
 	if (!r)
 		return NULL;
@@ -87,17 +88,29 @@ static struct pager_region *region_alloc(struct uswap_pager *p, size_t size)
 	r->size = size;
 	r->nr_folios = size / p->folio_bytes;
 	r->state = calloc(r->nr_folios, sizeof(*r->state));
-	r->slot = calloc(nr_pages, sizeof(*r->slot));
-	if (!r->state || !r->slot || map_aligned(size, p->folio_bytes, p->cfg.flags & USWAP_PAGER_FORKABLE,
-				   &r->map)) {
+	r->slot = calloc(size / USWAP_PAGE_SIZE, sizeof(*r->slot));
+	atomic_init(&r->nr_errors, 0);
+	atomic_init(&r->first_error, NULL);
+	if (!r->state || !r->slot) {
+		region_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static struct pager_region *region_alloc(struct uswap_pager *p, size_t size)
+{
+	struct pager_region *r = region_alloc_meta(p, size);
+
+	if (!r)
+		return NULL;
+	if (map_aligned(size, p->folio_bytes, p->cfg.flags & USWAP_PAGER_FORKABLE, &r->map)) {
 		r->map = NULL;
 		region_free(r);
 		return NULL;
 	}
 	r->base = r->map;
 	r->map_len = size;
-	atomic_init(&r->nr_errors, 0);
-	atomic_init(&r->first_error, NULL);
 	return r;
 }
 
@@ -165,6 +178,103 @@ USWAP_API int uswap_region_create(struct uswap_pager *p, size_t size, void **add
 		return err;
 	}
 	*addr = r->base;
+	return 0;
+}
+
+/* Whether [addr, addr + size) meets a region. Context: lock held. */
+static bool region_overlaps(struct uswap_pager *p, const char *addr, size_t size)
+{
+	for (size_t i = 0; i < p->nr_regions; i++)
+		if (p->regions[i]->base < addr + size &&
+		    addr < p->regions[i]->base + p->regions[i]->size)
+			return true;
+	return false;
+}
+
+/* Charge what the adopted memory has mapped: a folio with any page
+ * present becomes RESIDENT, its missing pages mapped as zeros (a RESIDENT
+ * folio is whole: the evictor reads all of it), and one with none stays
+ * NONE. A page the kernel swapped out counts as present (UFFDIO_COPY says
+ * EEXIST). The region is registered, so nothing else maps a page meanwhile.
+ * Return: pages charged, or -errno. */
+static long adopt_present(struct uswap_pager *p, struct pager_region *r)
+{
+	size_t chunk = 4096 * p->nr; /* folios looked at per mincore() */
+	unsigned char *vec = malloc(chunk);
+	long charged = 0;
+
+	if (!vec)
+		return -ENOMEM;
+	for (size_t first = 0; first < r->nr_folios; first += 4096) {
+		size_t nf = r->nr_folios - first < 4096 ? r->nr_folios - first : 4096;
+
+		if (mincore(folio_addr(r, first), nf * p->folio_bytes, vec)) {
+			free(vec);
+			return -errno;
+		}
+		for (size_t f = 0; f < nf; f++) {
+			const unsigned char *v = vec + f * p->nr;
+			unsigned int in = 0;
+
+			for (unsigned int i = 0; i < p->nr; i++)
+				in += v[i] & 1;
+			if (!in)
+				continue;
+			for (unsigned int i = 0; i < p->nr && in < p->nr; i++) {
+				char *page = folio_addr(r, first + f) + (size_t)i * USWAP_PAGE_SIZE;
+				int err = (v[i] & 1) ? 0 : uffd_copy(p->uffd, page, p->zero,
+								 USWAP_PAGE_SIZE, false);
+
+				if (err && err != -EEXIST) {
+					free(vec);
+					return err;
+				}
+			}
+			atomic_store_explicit(&r->state[first + f], PF_RESIDENT,
+					      memory_order_relaxed);
+			charged += p->nr;
+		}
+	}
+	free(vec);
+	return charged;
+}
+
+USWAP_API int uswap_region_adopt(struct uswap_pager *p, void *addr, size_t size)
+{
+	struct pager_region *r;
+	long charged;
+	int err;
+
+	if (!p || !addr || !size || size > ((size_t)1 << 44) ||
+	    (uintptr_t)addr % p->folio_bytes || size % p->folio_bytes)
+		return -EINVAL;
+	r = region_alloc_meta(p, size);
+	if (!r)
+		return -ENOMEM;
+	r->base = addr;
+	madvise(addr, size, MADV_NOHUGEPAGE);
+	/* Registered with the lock held: a fault from now on waits for the
+	 * region to be in the arrays (a handler that found no region would
+	 * leave its thread waiting forever). */
+	pthread_rwlock_wrlock(&p->lock);
+	err = region_overlaps(p, addr, size) ? -EBUSY : uffd_register(p->uffd, addr, size);
+	if (err) {
+		pthread_rwlock_unlock(&p->lock);
+		region_free(r);
+		return err;
+	}
+	charged = adopt_present(p, r);
+	if (charged >= 0 && (err = region_insert(p, r)) == 0) {
+		r->map = addr; /* the region owns the memory now */
+		r->map_len = size;
+		pager_charge_mapped(p, (uint64_t)charged);
+	}
+	pthread_rwlock_unlock(&p->lock);
+	if (charged < 0 || err) {
+		uffd_unregister(p->uffd, addr, size);
+		region_free(r); /* r->map is NULL: the memory stays */
+		return charged < 0 ? (int)charged : err;
+	}
 	return 0;
 }
 

@@ -54,4 +54,9 @@ static inline void rcu_wait_readers(void *hb)
 	tsan_acquire(hb);
 }
 
+/* rcu_fork_safe() - make RCU usable in a fork() child (rcu.c). Once per
+ * process, from any thread; the handlers it registers run around every
+ * later fork(). */
+void rcu_fork_safe(void);
+
 #endif /* USWAP_UTIL_RCU_H */
