@@ -59,8 +59,9 @@ static const char usage_text[] =
 "read-write access to /dev/userfaultfd.\n"
 "\n"
 "fork(): every device is swapped off first (all swapped memory comes back\n"
-"in), the child runs on with its memory resident and unswapped, the parent\n"
-"swaps its devices on again. exec() starts a fresh agent.\n"
+"in) and on again after; the child gets a pager of its own on the memory\n"
+"devices (the limit is per process). exec() starts a fresh agent. The\n"
+"stats add up every process that had a pager.\n"
 "\n"
 "Exit status: CMD's (128+N when a signal ended it); 127 CMD not found, 126\n"
 "not executable; 1 uswap could not run it; 2 usage error.\n";
@@ -279,118 +280,11 @@ static int wait_child(void)
  * Stats
  * ---------------------------------------------------------------------- */
 
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t len = 0;
-
-	if (!f)
-		return NULL;
-	if (getdelim(&buf, &len, '\0', f) < 0) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
-/* A number after "key": in the agent's JSON, or -1. */
-static double json_num(const char *json, const char *key)
-{
-	char pat[64];
-	const char *at;
-
-	snprintf(pat, sizeof(pat), "\"%s\": ", key);
-	at = strstr(json, pat);
-	return at ? strtod(at + strlen(pat), NULL) : -1;
-}
-
-static void print_orders(const char *json, const char *key)
-{
-	char pat[64];
-	const char *at;
-
-	snprintf(pat, sizeof(pat), "\"%s\": [", key);
-	at = strstr(json, pat);
-	fprintf(stderr, "  %-16s", key);
-	if (at)
-		fprintf(stderr, "%.*s", (int)strcspn(at + strlen(pat), "]"), at + strlen(pat));
-	fprintf(stderr, "   (per order 0..9)\n");
-}
-
-/* The agent's device list as /proc/swaps' columns (at exit). */
-static void print_devices(const char *json)
-{
-	const char *at = strstr(json, "\"devices\"");
-
-	fprintf(stderr, "  %-16s%-16s%10s %10s %6s\n", "devices", "NAME", "SIZE", "USED", "PRIO");
-	while (at && (at = strstr(at, "{\"name\": \""))) {
-		char name[64] = "";
-		unsigned long long size = 0, used = 0;
-		int prio = 0;
-
-		sscanf(at, "{\"name\": \"%63[^\"]\", \"prio\": %d, \"size_kb\": %llu, "
-		       "\"used_kb\": %llu", name, &prio, &size, &used);
-		fprintf(stderr, "  %-16s%-16s%9lluK %9lluK %6d\n", "", name, size, used, prio);
-		at++;
-	}
-}
-
-static void print_stats(const char *json, int status)
-{
-	fprintf(stderr, "uswap run: exit status %d\n", status);
-	print_orders(json, "swpout");
-	print_orders(json, "swpout_fallback");
-	fprintf(stderr, "  %-16s%.0f\n", "swpin", json_num(json, "swpin"));
-	fprintf(stderr, "  %-16s%.1f MiB of a %.1f MiB limit\n", "resident peak",
-	       json_num(json, "resident_peak_bytes") / 1048576,
-	       json_num(json, "limit_bytes") / 1048576);
-	fprintf(stderr, "  %-16sp50 %.1f us, p99 %.1f us\n", "fault service",
-	       json_num(json, "fault_us_p50"), json_num(json, "fault_us_p99"));
-	fprintf(stderr, "  %-16s%.0f (over the limit: %.0f, lost to read errors: %.0f)\n",
-	       "evictions", json_num(json, "evictions"), json_num(json, "over_limit"),
-	       json_num(json, "read_errors"));
-	fprintf(stderr, "  %-16s%.0f allocations served unswapped (heap full)\n", "heap fallbacks",
-	       json_num(json, "heap_fallbacks"));
-	print_devices(json);
-}
-
-/* Add exit_status to the agent's object and write it to @path. */
-static int write_json(const char *path, const char *json, int status)
-{
-	FILE *f = fopen(path, "w");
-	size_t len = strlen(json);
-
-	while (len && (json[len - 1] == '\n' || json[len - 1] == '}'))
-		len--;
-	if (!f)
-		return cli_runtime_error(CMD, "--json %s: %s", path, strerror(errno));
-	fprintf(f, "%.*s, \"exit_status\": %d}\n", (int)len, json, status);
-	return fclose(f) ? cli_runtime_error(CMD, "--json %s: %s", path, strerror(errno)) : 0;
-}
-
 static int report(const struct run_opts *o, const char *stats, int status)
 {
-	char *json = read_file(stats);
-	int rc = 0;
+	int rc = run_stats_report(stats, o->cmd[0], o->stats, o->json, o->json_created, status);
 
 	unlink(stats);
-	if (!json || !*json) {
-		if (o->stats || o->json)
-			fprintf(stderr, "uswap run: no statistics: %s ended without exit() "
-				"(by _exit(), exec of a static program, or a signal), or the "
-				"agent could not start in it\n", o->cmd[0]);
-		if (o->json && o->json_created)
-			unlink(o->json);
-		free(json);
-		return 0;
-	}
-	if (o->stats)
-		print_stats(json, status);
-	if (o->json)
-		rc = write_json(o->json, json, status);
-	free(json);
 	return rc;
 }
 

@@ -11,11 +11,13 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <mimalloc.h>
@@ -99,8 +101,8 @@ static bool is_file_spec(const char *spec)
 
 /* Swap on every device of the list; each spec is kept for after a fork.
  * A swap file can be swapped on by one process only (it is claimed): the
- * process uswap run started has it, the programs it execs run on the
- * memory devices alone. */
+ * process uswap run started has it, the programs it execs and the
+ * children it forks run on the memory devices alone. */
 static int swapon_all(const char *list, bool root)
 {
 	char *copy = strdup(list), *save = NULL, err[256];
@@ -125,11 +127,11 @@ static int swapon_all(const char *list, bool root)
 	return agent.nr_devs ? 0 : -ENODEV; /* only files, and not the root */
 }
 
-static int start_pager(uint64_t limit, unsigned int order)
+static int start_pager(void)
 {
 	struct uswap_pager_config cfg = {
-		.limit_bytes = limit,
-		.order = order,
+		.limit_bytes = agent.limit,
+		.order = agent.order,
 		/* read(2) into swapped memory; the heap is a fork's too */
 		.flags = USWAP_PAGER_KERNEL_FAULTS | USWAP_PAGER_FORKABLE,
 	};
@@ -167,16 +169,17 @@ static int make_heap(size_t size)
 static void prepare_fork(void);
 static void parent_after_fork(void);
 static void child_after_fork(void);
-static void write_stats(void);
 
 __attribute__((constructor)) static void agent_start(void)
 {
 	const char *devices = getenv(AGENT_ENV_DEVICES);
-	uint64_t limit = env_u64(AGENT_ENV_LIMIT, 0);
 	int rc;
 
-	if (!devices || !limit)
+	agent.limit = env_u64(AGENT_ENV_LIMIT, 0);
+	if (!devices || !agent.limit)
 		return; /* preloaded without uswap run: stay out of the way */
+	agent.order = (unsigned int)env_u64(AGENT_ENV_ORDER, 0);
+	agent.pid = getpid();
 	t_internal++;
 	agent_mmap_init();
 	if ((rc = uswap_create(NULL, &agent.u))) {
@@ -184,13 +187,13 @@ __attribute__((constructor)) static void agent_start(void)
 	} else if ((rc = swapon_all(devices, (pid_t)env_u64(AGENT_ENV_ROOT, 0) == getpid()))) {
 		if (rc != -ENODEV) /* a descendant with only swap files: quietly */
 			warn("swapon", rc);
-	} else if ((rc = start_pager(limit, (unsigned int)env_u64(AGENT_ENV_ORDER, 0)))) {
+	} else if ((rc = start_pager())) {
 		warn("uswap_pager_create", rc);
 	} else if ((rc = make_heap(env_u64(AGENT_ENV_REGION, UINT64_C(8) << 30)))) {
 		warn("the heap region", rc);
 	} else {
 		pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
-		atexit(write_stats);
+		atexit(agent_write_stats);
 		atomic_store_explicit(&agent.ready, true, memory_order_release);
 	}
 	t_internal--;
@@ -233,10 +236,57 @@ static void parent_after_fork(void)
 	pthread_mutex_unlock(&fork_lock);
 }
 
-/* The child has the memory and none of the pager's threads. */
+/* Swap the memory devices on in a fresh instance, start a pager and
+ * adopt the heap. Return: 0 or -errno (the child runs on detached). */
+static int child_pager(void)
+{
+	char err[256];
+	unsigned int on = 0;
+	int rc;
+
+	uswap_pager_forget(agent.p); /* with the old instance: never freed */
+	agent.p = NULL;
+	agent.u = NULL;
+	if ((rc = uswap_create(NULL, &agent.u)))
+		return rc;
+	/* The memory devices only: the parent keeps the swap files. */
+	for (unsigned int i = 0; i < agent.nr_devs; i++) {
+		if (is_file_spec(agent.specs[i]))
+			continue;
+		agent.specs[on] = agent.specs[i];
+		agent.types[on] = uswap_swapon_spec(agent.u, agent.specs[i], err, sizeof(err));
+		if (agent.types[on] < 0)
+			return agent.types[on];
+		on++;
+	}
+	agent.nr_devs = on;
+	if (!on)
+		return -ENODEV;
+	if ((rc = start_pager()))
+		return rc;
+	/* mimalloc's use of the region ends at base + size; the old region
+	 * had an arena's alignment of slack beyond, so a whole folio fits. */
+	size_t folio = (size_t)USWAP_PAGE_SIZE << agent.order;
+
+	return uswap_region_adopt(agent.p, agent.base, (agent.size + folio - 1) / folio * folio);
+}
+
+/* The child has the memory and none of the pager's threads: it gets a
+ * pager of its own (agent.h). It is still the only thread here. */
 static void child_after_fork(void)
 {
-	agent.detached = true;
+	if (!agent.detached) {
+		int rc = child_pager();
+
+		agent.pid = getpid();
+		if (rc) {
+			agent.detached = true;
+			agent.p = NULL;
+			if (rc != -ENODEV)
+				fprintf(stderr, "uswap run: agent: a forked child's pager: %s; "
+					"the child runs unswapped\n", strerror(-rc));
+		}
+	}
 	t_internal--;
 	pthread_mutex_unlock(&fork_lock);
 }
@@ -271,36 +321,78 @@ static void write_devices(FILE *f)
 	fprintf(f, "]");
 }
 
-static void write_stats(void)
+/* The line: this process's counters, what `uswap run` adds up. */
+static void stats_line(FILE *f, bool root)
 {
-	const char *path = getenv(AGENT_ENV_STATS);
 	struct uswap_pager_stats ps = { .size = sizeof(ps) };
 	struct uswap_stats st = { .size = sizeof(st) };
-	FILE *f;
 
-	if (!path || agent.detached || (pid_t)env_u64(AGENT_ENV_ROOT, 0) != getpid())
+	if (uswap_stats_get(agent.u, &st) || uswap_pager_stats_get(agent.p, &ps))
+		return;
+	fprintf(f, "{\"pid\": %d, \"root\": %s, ", (int)getpid(), root ? "true" : "false");
+	write_orders(f, "swpout", st.swpout);
+	write_orders(f, "swpout_fallback", st.swpout_fallback);
+	fprintf(f, "\"swpin\": %llu, \"resident_peak_bytes\": %llu, "
+		"\"limit_bytes\": %llu, \"fault_count\": %llu, \"fault_us_p50\": %.1f, "
+		"\"fault_us_p99\": %.1f, \"evictions\": %llu, "
+		"\"over_limit\": %llu, \"read_errors\": %llu, "
+		"\"heap_fallbacks\": %lu, ", (unsigned long long)st.swpin,
+		(unsigned long long)ps.resident_peak_bytes,
+		(unsigned long long)ps.limit_bytes, (unsigned long long)ps.fault_count,
+		(double)ps.fault_ns_p50 / 1e3, (double)ps.fault_ns_p99 / 1e3,
+		(unsigned long long)ps.evictions, (unsigned long long)ps.over_limit,
+		(unsigned long long)ps.read_errors, atomic_load(&agent.fallbacks));
+	write_devices(f);
+	fprintf(f, "}\n");
+}
+
+/* Once per process with a pager, not in a vfork() child (it shares the
+ * parent's memory, agent.pid included, but not its pid). One write() in
+ * O_APPEND mode, so lines of processes ending together do not mix. */
+void agent_write_stats(void)
+{
+	static _Atomic bool done;
+	const char *path = getenv(AGENT_ENV_STATS);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int fd;
+
+	if (!path || agent.detached || !agent.p || agent.pid != getpid() ||
+	    atomic_exchange(&done, true))
 		return;
 	t_internal++;
-	f = fopen(path, "w");
-	if (f && uswap_stats_get(agent.u, &st) == 0 &&
-	    uswap_pager_stats_get(agent.p, &ps) == 0) {
-		fprintf(f, "{");
-		write_orders(f, "swpout", st.swpout);
-		write_orders(f, "swpout_fallback", st.swpout_fallback);
-		fprintf(f, "\"swpin\": %llu, \"resident_peak_bytes\": %llu, "
-			"\"limit_bytes\": %llu, \"fault_us_p50\": %.1f, "
-			"\"fault_us_p99\": %.1f, \"evictions\": %llu, "
-			"\"over_limit\": %llu, \"read_errors\": %llu, "
-			"\"heap_fallbacks\": %lu, ", (unsigned long long)st.swpin,
-			(unsigned long long)ps.resident_peak_bytes,
-			(unsigned long long)ps.limit_bytes, (double)ps.fault_ns_p50 / 1e3,
-			(double)ps.fault_ns_p99 / 1e3, (unsigned long long)ps.evictions,
-			(unsigned long long)ps.over_limit,
-			(unsigned long long)ps.read_errors, atomic_load(&agent.fallbacks));
-		write_devices(f);
-		fprintf(f, "}\n");
+	mem = open_memstream(&buf, &len);
+	if (mem) {
+		stats_line(mem, (pid_t)env_u64(AGENT_ENV_ROOT, 0) == getpid());
+		fclose(mem);
 	}
-	if (f)
-		fclose(f);
+	fd = len ? open(path, O_WRONLY | O_APPEND | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		if (write(fd, buf, len) != (ssize_t)len)
+			fprintf(stderr, "uswap run: agent: stats: %s\n", strerror(errno));
+		close(fd);
+	}
+	free(buf);
 	t_internal--;
+}
+
+/* A program (or a forked worker) that ends with _exit() runs no atexit
+ * handler: its line is written here. */
+__attribute__((visibility("default"), noreturn)) void _exit(int status)
+{
+	static void (*real)(int);
+
+	agent_write_stats();
+	if (!real)
+		real = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+	if (real)
+		real(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+__attribute__((visibility("default"), noreturn)) void _Exit(int status)
+{
+	_exit(status);
 }

@@ -21,8 +21,14 @@
  * fork(): the kernel drops a child's userfaultfd registration, so a page
  * the pager had swapped out would read as zeros in the child. Before a
  * fork the agent swaps every device off (the pager brings every folio in,
- * over the limit if need be), and the parent swaps them on again after;
- * the child keeps the memory, resident, without a pager ("detached").
+ * over the limit if need be), and the parent swaps them on again after.
+ * The child forgets the parent's pager (its threads are not in the child),
+ * builds a swap instance and pager of its own on the memory devices, and
+ * adopts its copy of the heap: the limit is per process. A child that
+ * cannot runs on resident and unswapped ("detached").
+ *
+ * Stats: every process with a pager appends one JSON line to the stats
+ * file when it ends (exit() or _exit()); `uswap run` adds them up.
  */
 #ifndef USWAP_AGENT_AGENT_H
 #define USWAP_AGENT_AGENT_H
@@ -30,6 +36,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 /* Environment `uswap run` sets for the agent. */
 #define AGENT_ENV_LIMIT   "USWAP_RUN_LIMIT"   /* resident bytes */
@@ -50,6 +58,9 @@ struct agent {
 	char *specs[32];        /* device specs, to swap on again after fork */
 	int types[32];          /* their types while on, -1 while off */
 	unsigned int nr_devs;
+	uint64_t limit;         /* resident bytes, per process */
+	unsigned int order;
+	pid_t pid;              /* the process the pager works for */
 	_Atomic unsigned long fallbacks; /* allocations the region could not
 				     take, served by glibc instead */
 };
@@ -72,5 +83,13 @@ struct mi_heap_s *agent_heap(void);
 
 /* mmap.c: look up the kernel's mmap family, before the agent is ready. */
 void agent_mmap_init(void);
+
+/* Let go of region memory [@p, @p + @len) the program no longer needs:
+ * it reads as zeros after, and costs neither charge nor swap. Context:
+ * any program thread; t_internal is raised around the pager call. */
+void agent_discard(void *p, size_t len);
+
+/* agent.c: write this process's stats line, once (exit and _exit). */
+void agent_write_stats(void);
 
 #endif /* USWAP_AGENT_AGENT_H */

@@ -85,12 +85,22 @@ API void *calloc(size_t n, size_t size)
 	return p ? p : h ? fell_back(__libc_calloc(n, size)) : __libc_calloc(n, size);
 }
 
+/* A block this large is discarded when freed, as glibc gives its large
+ * chunks back with munmap(): mimalloc would keep the pages, charged, and
+ * the pager would write them to swap as they age. */
+#define DISCARD_MIN (UINT64_C(1) << 20)
+
 API void free(void *p)
 {
-	if (agent_owns(p))
-		mi_free_internal(p);
-	else
+	if (!agent_owns(p)) {
 		__libc_free(p);
+		return;
+	}
+	size_t n = mi_usable_size(p);
+
+	if (n >= DISCARD_MIN)
+		agent_discard(p, n);
+	mi_free_internal(p);
 }
 
 /* glibc's malloc_usable_size: this library's own symbol hides it, and

@@ -8,13 +8,14 @@
  * program thread is served
  * from the region heap as a page-aligned, zero-filled block, and recorded.
  * munmap() of it frees the block, mremap() resizes or moves it, and
- * madvise(MADV_DONTNEED) zeroes it (what the kernel's would read back).
+ * madvise(MADV_DONTNEED or MADV_FREE) discards it: the pager drops those
+ * folios with their charge and swap slots, and they read back as zeros.
  * Everything else, and every call from an internal thread (the pager's
  * own madvise and munmap of the region included), goes to the kernel.
  *
  * The pager owns the region's mapping, so calls on region memory that
  * would change the mapping are emulated or refused: a partial munmap
- * zeroes that part (the block stays until all of it is unmapped), other
+ * discards that part (the block stays until all of it is unmapped), other
  * madvise advice is accepted and ignored, mprotect() to anything but
  * read-write fails with EACCES.
  */
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include <mimalloc.h>
+#include <uswap/uswap.h>
 
 #include "agent/agent.h"
 
@@ -172,11 +174,16 @@ void *agent_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t of
 	return do_mmap(addr, len, prot, flags, fd, off);
 }
 
-/* Zero [addr, addr + len) of region memory, as an unmapped range or a
- * MADV_DONTNEED'd one would read back. */
-static void zero(void *addr, size_t len)
+void agent_discard(void *addr, size_t len)
 {
-	memset(addr, 0, len);
+	struct uswap_pager *p = agent.p;
+
+	t_internal++;
+	/* Without a pager (a detached child): zeros, as the kernel's
+	 * MADV_DONTNEED would read back. */
+	if (!p || uswap_region_discard(p, addr, len))
+		memset(addr, 0, len);
+	t_internal--;
 }
 
 API int munmap(void *addr, size_t len)
@@ -195,12 +202,13 @@ API int munmap(void *addr, size_t len)
 	pthread_mutex_lock(&maps_lock);
 	m = containing(addr);
 	if (m && m->addr == addr && len >= m->len) {
+		agent_discard(m->addr, m->len); /* no charge, no swap for it */
 		mi_free(m->addr);
 		forget(m);
 	} else if (m) {
 		size_t end = (size_t)(m->addr + m->len - (char *)addr);
 
-		zero(addr, len < end ? len : end); /* a part: the block stays */
+		agent_discard(addr, len < end ? len : end); /* a part: the block stays */
 	} else {
 		errno = EINVAL; /* heap memory, never mapped by the program */
 		rc = -1;
@@ -218,8 +226,8 @@ static void *remap_block(mi_heap_t *h, struct mapping *m, size_t new_len, int fl
 	void *p;
 
 	if (new_len <= m->len || new_len <= mi_usable_size(old)) {
-		if (new_len > m->len)
-			zero(old + m->len, new_len - m->len);
+		if (new_len > m->len) /* what mimalloc had there reads as zeros */
+			agent_discard(old + m->len, new_len - m->len);
 		m->len = new_len;
 		return old;
 	}
@@ -229,6 +237,7 @@ static void *remap_block(mi_heap_t *h, struct mapping *m, size_t new_len, int fl
 	if (!p)
 		return NULL;
 	memcpy(p, old, m->len);
+	agent_discard(old, m->len);
 	mi_free(old);
 	forget(m);
 	if (!record(p, new_len)) {
@@ -276,8 +285,10 @@ API int madvise(void *addr, size_t len, int advice)
 {
 	if (t_internal || !agent_owns(addr))
 		return real_madvise(addr, len, advice);
-	if (advice == MADV_DONTNEED && len) /* reads zero after it */
-		zero(addr, len);
+	/* Both free the memory; DONTNEED reads zero after it, FREE may (the
+	 * kernel's keeps a page not reclaimed yet), zero here too. */
+	if ((advice == MADV_DONTNEED || advice == MADV_FREE) && len)
+		agent_discard(addr, len);
 	return 0; /* the pager owns the mapping: other advice changes nothing */
 }
 

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+/*
+ * run_stats.c - the statistics of `uswap run`: every process of the tree
+ * that had a pager appended one JSON object (a line) to the stats file
+ * when it ended (src/agent/agent.c). They are added up here: counters
+ * summed, the resident peak the largest of any process (the limit is per
+ * process), fault service percentiles those of the process that served
+ * the most faults (percentiles do not add), the device table that of the
+ * process `uswap run` started. Parsed and written with json-c.
+ */
+#include "cli.h"
+#include "run_cmd.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#define CMD "run"
+
+static int64_t get_i64(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
+}
+
+static double get_num(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : 0;
+}
+
+/* Add the per-order array @key of @line into @sum's. */
+static void add_orders(json_object *sum, json_object *line, const char *key)
+{
+	json_object *a, *b;
+
+	if (!json_object_object_get_ex(line, key, &b) || !json_object_is_type(b, json_type_array))
+		return;
+	if (!json_object_object_get_ex(sum, key, &a)) {
+		a = json_object_new_array();
+		json_object_object_add(sum, key, a);
+	}
+	for (size_t i = 0; i < json_object_array_length(b); i++) {
+		int64_t v = json_object_get_int64(json_object_array_get_idx(b, i));
+
+		if (i < json_object_array_length(a))
+			v += json_object_get_int64(json_object_array_get_idx(a, i));
+		json_object_array_put_idx(a, i, json_object_new_int64(v));
+	}
+}
+
+static void add_i64(json_object *sum, json_object *line, const char *key)
+{
+	json_object_object_add(sum, key, json_object_new_int64(get_i64(sum, key) +
+							       get_i64(line, key)));
+}
+
+static void max_i64(json_object *sum, json_object *line, const char *key)
+{
+	int64_t a = get_i64(sum, key), b = get_i64(line, key);
+
+	json_object_object_add(sum, key, json_object_new_int64(a > b ? a : b));
+}
+
+/* Copy @key of @line into @sum (sharing the value). */
+static void take(json_object *sum, json_object *line, const char *key)
+{
+	json_object *v;
+
+	if (json_object_object_get_ex(line, key, &v))
+		json_object_object_add(sum, key, json_object_get(v));
+}
+
+static void add_line(json_object *sum, json_object *line, int64_t *most_faults)
+{
+	static const char *const sums[] = { "swpin", "evictions", "over_limit",
+					    "read_errors", "heap_fallbacks", "fault_count" };
+	json_object *root;
+
+	add_orders(sum, line, "swpout");
+	add_orders(sum, line, "swpout_fallback");
+	for (size_t i = 0; i < sizeof(sums) / sizeof(sums[0]); i++)
+		add_i64(sum, line, sums[i]);
+	max_i64(sum, line, "resident_peak_bytes");
+	max_i64(sum, line, "limit_bytes");
+	if (get_i64(line, "fault_count") >= *most_faults) {
+		*most_faults = get_i64(line, "fault_count");
+		take(sum, line, "fault_us_p50");
+		take(sum, line, "fault_us_p99");
+	}
+	if (json_object_object_get_ex(line, "root", &root) && json_object_get_boolean(root))
+		take(sum, line, "devices");
+	json_object_object_add(sum, "processes",
+			       json_object_new_int64(get_i64(sum, "processes") + 1));
+}
+
+/* The sum of the file's lines, or NULL when there are none. */
+static json_object *read_lines(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	json_object *sum = NULL;
+	int64_t most_faults = -1;
+	char *buf = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return NULL;
+	while (getline(&buf, &cap, f) > 0) {
+		json_object *line = json_tokener_parse(buf);
+
+		if (!line)
+			continue; /* a process killed in the middle of its write */
+		if (!sum)
+			sum = json_object_new_object();
+		add_line(sum, line, &most_faults);
+		json_object_put(line);
+	}
+	free(buf);
+	fclose(f);
+	if (sum && !json_object_object_get_ex(sum, "devices", NULL))
+		json_object_object_add(sum, "devices", json_object_new_array());
+	return sum;
+}
+
+static void print_orders(json_object *sum, const char *key)
+{
+	json_object *a;
+
+	fprintf(stderr, "  %-16s", key);
+	if (json_object_object_get_ex(sum, key, &a))
+		for (size_t i = 0; i < json_object_array_length(a); i++)
+			fprintf(stderr, "%s%lld", i ? ", " : "",
+				(long long)json_object_get_int64(json_object_array_get_idx(a, i)));
+	fprintf(stderr, "   (per order 0..9)\n");
+}
+
+/* The root process's devices as /proc/swaps' columns (at its exit). */
+static void print_devices(json_object *sum)
+{
+	json_object *devs;
+
+	fprintf(stderr, "  %-16s%-16s%10s %10s %6s\n", "devices", "NAME", "SIZE", "USED", "PRIO");
+	if (!json_object_object_get_ex(sum, "devices", &devs))
+		return;
+	for (size_t i = 0; i < json_object_array_length(devs); i++) {
+		json_object *d = json_object_array_get_idx(devs, i), *name;
+
+		json_object_object_get_ex(d, "name", &name);
+		fprintf(stderr, "  %-16s%-16s%9lldK %9lldK %6lld\n", "",
+			name ? json_object_get_string(name) : "?",
+			(long long)get_i64(d, "size_kb"), (long long)get_i64(d, "used_kb"),
+			(long long)get_i64(d, "prio"));
+	}
+}
+
+static void print_stats(json_object *sum, int status)
+{
+	fprintf(stderr, "uswap run: exit status %d\n", status);
+	print_orders(sum, "swpout");
+	print_orders(sum, "swpout_fallback");
+	fprintf(stderr, "  %-16s%lld\n", "swpin", (long long)get_i64(sum, "swpin"));
+	fprintf(stderr, "  %-16s%.1f MiB of a %.1f MiB limit (per process)\n", "resident peak",
+		(double)get_i64(sum, "resident_peak_bytes") / 1048576,
+		(double)get_i64(sum, "limit_bytes") / 1048576);
+	fprintf(stderr, "  %-16sp50 %.1f us, p99 %.1f us\n", "fault service",
+		get_num(sum, "fault_us_p50"), get_num(sum, "fault_us_p99"));
+	fprintf(stderr, "  %-16s%lld (over the limit: %lld, lost to read errors: %lld)\n",
+		"evictions", (long long)get_i64(sum, "evictions"),
+		(long long)get_i64(sum, "over_limit"), (long long)get_i64(sum, "read_errors"));
+	fprintf(stderr, "  %-16s%lld allocations served unswapped (heap full)\n",
+		"heap fallbacks", (long long)get_i64(sum, "heap_fallbacks"));
+	fprintf(stderr, "  %-16s%lld with a pager\n", "processes",
+		(long long)get_i64(sum, "processes"));
+	print_devices(sum);
+}
+
+static int write_json(const char *path, json_object *sum)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return cli_runtime_error(CMD, "--json %s: %s", path, strerror(errno));
+	fprintf(f, "%s\n", json_object_to_json_string_ext(sum, JSON_C_TO_STRING_PLAIN));
+	return fclose(f) ? cli_runtime_error(CMD, "--json %s: %s", path, strerror(errno)) : 0;
+}
+
+int run_stats_report(const char *stats, const char *cmd, bool print, const char *json,
+		     bool json_created, int status)
+{
+	json_object *sum = read_lines(stats);
+	int rc = 0;
+
+	if (!sum) {
+		if (print || json)
+			fprintf(stderr, "uswap run: no statistics: %s ended by a signal, or "
+				"exec'd a static program, or the agent could not start in "
+				"it\n", cmd);
+		if (json && json_created)
+			unlink(json);
+		return 0;
+	}
+	json_object_object_add(sum, "exit_status", json_object_new_int(status));
+	if (print)
+		print_stats(sum, status);
+	if (json)
+		rc = write_json(json, sum);
+	json_object_put(sum);
+	return rc;
+}
