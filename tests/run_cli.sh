@@ -39,6 +39,36 @@ for mode in alloc fork syscall threads mmap; do
 	[ "${swpin:-0}" -gt 0 ] || fail "$mode: nothing was swapped in: $(cat "$dir/$mode.err")"
 done
 
+# The forked child swapped too: it had a pager of its own.
+grep -q "processes  *2 with a pager" "$dir/fork.err" || fail "fork: the child had no pager: $(cat "$dir/fork.err")"
+
+# Memory given back (munmap, free, MADV_DONTNEED) leaves nothing on swap:
+# 6 x 64M written under a 16M limit, under 8 MiB used at exit (mimalloc's
+# own pages of the region; without the discards it would be over 300 MiB).
+"$uswap" run --limit 16M --json "$dir/discard.json" -- "$helper" discard 64 > "$dir/discard.out" 2>&1 ||
+	fail "run_helper discard: $(cat "$dir/discard.out")"
+grep -q "^discard: ok" "$dir/discard.out" || fail "discard: $(cat "$dir/discard.out")"
+used=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(sum(x["used_kb"] for x in d["devices"]), sum(d["swpout"]))' "$dir/discard.json")
+set -- $used
+[ "$2" -gt 10000 ] || fail "discard: nothing was swapped out: $(cat "$dir/discard.json")"
+[ "$1" -lt 8192 ] || fail "discard: ${1} KiB still on swap at exit: $(cat "$dir/discard.json")"
+
+# stress-ng's vm stressor (forked workers, each its own pager) with its own
+# verification, 4x the limit (skipped without stress-ng).
+if command -v stress-ng > /dev/null; then
+	"$uswap" run --limit 16M --json "$dir/sng.json" -- stress-ng --vm 2 --vm-bytes 32M \
+		--vm-method all --verify -t 4s > "$dir/sng.out" 2>&1 ||
+		fail "stress-ng --vm --verify: $(cat "$dir/sng.out")"
+	set -- $(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["processes"], sum(d["swpout"]), d["swpin"])' "$dir/sng.json")
+	[ "$1" -ge 3 ] && [ "$2" -gt 0 ] && [ "$3" -gt 0 ] ||
+		fail "stress-ng: workers not swapped: $(cat "$dir/sng.json")"
+	# A fork-based stressor: processes forked and reaped in a loop.
+	"$uswap" run --limit 16M -- stress-ng --fork 2 --fork-ops 200 -t 10s > "$dir/sfork.out" 2>&1 ||
+		fail "stress-ng --fork: $(cat "$dir/sfork.out")"
+else
+	echo "stress-ng not installed: its cases skipped"
+fi
+
 # A heap smaller than the program needs: realloc falls back to glibc.
 "$uswap" run --limit 16M --heap 64M --stats -- "$helper" realloc 128 > "$dir/re.out" 2> "$dir/re.err" ||
 	{ cat "$dir/re.out" "$dir/re.err"; fail "realloc past --heap"; }

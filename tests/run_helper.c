@@ -13,6 +13,9 @@
  *   mmap    a private anonymous mmap of SIZE MiB: zero-filled, written and
  *           checked, grown by mremap (contents kept), MADV_DONTNEED reads
  *           zero, munmap; a shared mapping still goes to the kernel
+ *   discard SIZE MiB mapped, written and unmapped 4 times, malloc'd,
+ *           written and freed, mapped, written and MADV_DONTNEED'd (reads
+ *           zero): nothing of it is left on swap at exit (run_cli.sh)
  *   realloc one block grown by realloc 1 MiB at a time to SIZE MiB (past
  *           a small --heap: the allocation must fall back, not fail)
  * Usage: run_helper MODE SIZE_MIB
@@ -174,6 +177,32 @@ static int mode_mmap(size_t n)
 	return 0;
 }
 
+static int mode_discard(size_t n)
+{
+	unsigned char *p;
+
+	for (int round = 0; round < 4; round++) {
+		p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		CHECK(p != MAP_FAILED);
+		fill(p, n, 30 + (unsigned int)round);
+		CHECK(!verify(p, n, 30 + (unsigned int)round, "discard mmap"));
+		CHECK(munmap(p, n) == 0);
+	}
+	p = malloc(n);
+	CHECK(p != NULL);
+	fill(p, n, 40);
+	CHECK(!verify(p, n, 40, "discard malloc"));
+	free(p);
+	p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED);
+	fill(p, n, 41);
+	CHECK(madvise(p, n, MADV_DONTNEED) == 0);
+	for (size_t i = 0; i < n; i += n / 16 + 4093) /* a few: reads map memory */
+		CHECK(p[i] == 0);
+	printf("discard: ok\n");
+	return 0;
+}
+
 /* realloc growing past the heap: it must fall back, never fail. */
 static int mode_realloc(size_t n)
 {
@@ -256,5 +285,7 @@ int main(int argc, char **argv)
 		return mode_mmap(n);
 	if (!strcmp(argv[1], "realloc"))
 		return mode_realloc(n);
+	if (!strcmp(argv[1], "discard"))
+		return mode_discard(n);
 	return 2;
 }
