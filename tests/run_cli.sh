@@ -107,6 +107,35 @@ PY
 	"$uswap" run --limit 12M -- python3 "$dir/py.py" > "$dir/py.out" 2>&1 ||
 		fail "python3: $(cat "$dir/py.out")"
 	grep -q "python: ok" "$dir/py.out" || fail "python3: $(cat "$dir/py.out")"
+	# Forks while other threads allocate and map: the child's pager
+	# threads must not inherit those threads' stacks (their TLS vectors
+	# were allocated in the heap it swaps).
+	cat > "$dir/pyt.py" <<'PY'
+import hashlib, mmap, os, threading
+stop = False
+def churn():
+    while not stop:
+        b = bytearray(os.urandom(1 << 16)) * 40
+        m = mmap.mmap(-1, 1 << 21); m[:5] = b"hello"; m.close()
+ts = [threading.Thread(target=churn) for _ in range(2)]
+for t in ts: t.start()
+data = bytearray(os.urandom(1 << 20)) * 24
+want = hashlib.sha256(data).hexdigest()
+bad = 0
+for i in range(4):
+    pid = os.fork()
+    if pid == 0:
+        x = bytearray(1 << 24); x[-1] = 1
+        os._exit(0 if hashlib.sha256(data).hexdigest() == want else 1)
+    bad += os.waitpid(pid, 0)[1] != 0
+stop = True
+for t in ts: t.join()
+ok = bad == 0 and hashlib.sha256(data).hexdigest() == want
+print("python threads: ok" if ok else "python threads: MISMATCH")
+PY
+	timeout 240 "$uswap" run --limit 12M -- python3 "$dir/pyt.py" > "$dir/pyt.out" 2>&1 ||
+		fail "python3 threads + fork (a hang ends in timeout): $(cat "$dir/pyt.out")"
+	grep -q "python threads: ok" "$dir/pyt.out" || fail "python3 threads: $(cat "$dir/pyt.out")"
 fi
 
 # 4. Exit status, SIGTERM, --json.

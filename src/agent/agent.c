@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -49,6 +50,33 @@ static void *internal_thread(void *arg)
 	return s.fn(s.arg);
 }
 
+/* A pager thread gets a stack of its own, never one from glibc's cache:
+ * in a fork child the cache holds the stacks of the parent's other
+ * threads, and a reused stack keeps its thread-pointer vector (DTV), which
+ * the program's thread allocated in the region. A handler whose DTV was
+ * swapped out would fault in every TLS access and wait for itself. With a
+ * stack given, glibc allocates a fresh DTV, in glibc's heap (the creating
+ * thread is internal). The stack is never freed: pager threads live as
+ * long as the process. Return: the attributes, or NULL (glibc's default).
+ */
+#define PAGER_STACK (UINT64_C(8) << 20)
+
+static const pthread_attr_t *own_stack(void)
+{
+	static pthread_attr_t attr; /* pager start-up is single-threaded */
+	void *stack = mmap(NULL, PAGER_STACK, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+
+	if (stack == MAP_FAILED)
+		return NULL;
+	pthread_attr_init(&attr);
+	if (pthread_attr_setstack(&attr, stack, PAGER_STACK)) {
+		munmap(stack, PAGER_STACK);
+		return NULL;
+	}
+	return &attr;
+}
+
 __attribute__((visibility("default")))
 int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
@@ -70,7 +98,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 		return EAGAIN;
 	s->fn = fn;
 	s->arg = arg;
-	return real(th, attr, internal_thread, s);
+	return real(th, attr ? attr : own_stack(), internal_thread, s);
 }
 
 /* ------------------------------------------------------------------------
@@ -209,7 +237,7 @@ static void prepare_fork(void)
 	pthread_mutex_lock(&fork_lock);
 	t_internal++;
 	if (agent.detached)
-		return;
+		goto out;
 	for (unsigned int i = 0; i < agent.nr_devs; i++) {
 		if (agent.types[i] < 0)
 			continue;
@@ -221,12 +249,15 @@ static void prepare_fork(void)
 		else
 			agent.types[i] = -1;
 	}
+out:
+	agent_mmap_lock();
 }
 
 static void parent_after_fork(void)
 {
 	char err[256];
 
+	agent_mmap_unlock();
 	for (unsigned int i = 0; !agent.detached && i < agent.nr_devs; i++)
 		if (agent.types[i] < 0 &&
 		    (agent.types[i] = uswap_swapon_spec(agent.u, agent.specs[i], err,
@@ -275,6 +306,7 @@ static int child_pager(void)
  * pager of its own (agent.h). It is still the only thread here. */
 static void child_after_fork(void)
 {
+	agent_mmap_unlock();
 	if (!agent.detached) {
 		int rc = child_pager();
 

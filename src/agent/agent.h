@@ -83,6 +83,9 @@ struct mi_heap_s *agent_heap(void);
 
 /* mmap.c: look up the kernel's mmap family, before the agent is ready. */
 void agent_mmap_init(void);
+/* mmap.c: hold the table of mappings across a fork (agent.c's handlers). */
+void agent_mmap_lock(void);
+void agent_mmap_unlock(void);
 
 /* Let go of region memory [@p, @p + @len) the program no longer needs:
  * it reads as zeros after, and costs neither charge nor swap. Context:

@@ -51,6 +51,18 @@ static struct mapping { char *addr; size_t len; } *maps;
 static size_t nr_maps, cap_maps;
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Around fork(): a child must not inherit maps_lock held by a thread it
+ * does not have. */
+void agent_mmap_lock(void)
+{
+	pthread_mutex_lock(&maps_lock);
+}
+
+void agent_mmap_unlock(void)
+{
+	pthread_mutex_unlock(&maps_lock);
+}
+
 void agent_mmap_init(void)
 {
 	real_mmap = (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
