@@ -812,14 +812,33 @@ static void *rewriter(void *arg)
 	return NULL;
 }
 
+/* Run @fn on WR_THREADS threads over the region (each with its share of
+ * pages and its own seed) and fail with @what if any of them did. */
+static void wr_threads(void *(*fn)(void *), uint64_t *base, size_t nr, uint64_t iters,
+		       uint64_t seed, uint64_t *gen, const char *what)
+{
+	struct wr_arg a[WR_THREADS];
+	pthread_t tid[WR_THREADS];
+
+	t_async_reset();
+	for (unsigned int t = 0; t < WR_THREADS; t++) {
+		a[t] = (struct wr_arg){ .base = base, .nr = nr, .id = t, .iters = iters,
+					.seed = seed + t, .gen = gen };
+		t_eq(pthread_create(&tid[t], NULL, fn, &a[t]), 0);
+	}
+	for (unsigned int t = 0; t < WR_THREADS; t++)
+		pthread_join(tid[t], NULL);
+	if (t_async_failed())
+		print_message("seed %llu\n", (unsigned long long)seed);
+	t_assert_no_async_failure(what);
+}
+
 static void writers_during_eviction(unsigned int flags, unsigned int handlers,
 				    unsigned int readahead)
 {
 	const uint64_t limit = 1u << 20;
 	const size_t nr = 6 * limit / PAGE;
 	uint64_t seed = t_env_seed(), iters;
-	struct wr_arg a[WR_THREADS];
-	pthread_t tid[WR_THREADS];
 	struct uswap_pager_stats st;
 	uint64_t *base, *gen;
 
@@ -840,17 +859,7 @@ static void writers_during_eviction(unsigned int flags, unsigned int handlers,
 	t_true(gen != NULL);
 	for (size_t i = 0; i < nr; i++)
 		page_fill(base + i * WORDS, i, 0);
-	t_async_reset();
-	for (unsigned int t = 0; t < WR_THREADS; t++) {
-		a[t] = (struct wr_arg){ .base = base, .nr = nr, .id = t, .iters = iters,
-					.seed = seed + t, .gen = gen };
-		t_eq(pthread_create(&tid[t], NULL, rewriter, &a[t]), 0);
-	}
-	for (unsigned int t = 0; t < WR_THREADS; t++)
-		pthread_join(tid[t], NULL);
-	if (t_async_failed())
-		print_message("seed %llu\n", (unsigned long long)seed);
-	t_assert_no_async_failure("rewriting during eviction");
+	wr_threads(rewriter, base, nr, iters, seed, gen, "rewriting during eviction");
 	for (size_t i = 0; i < nr; i++) {
 		const char *why = page_check(base + i * WORDS, i, gen[i]);
 
@@ -917,8 +926,6 @@ static void test_pager_discards_during_eviction_keep_the_rest(void **state)
 	const uint64_t limit = 1u << 20;
 	const size_t nr = 6 * limit / PAGE;
 	uint64_t seed = t_env_seed(), iters = (uint64_t)(60000 * t_env_scale());
-	struct wr_arg a[WR_THREADS];
-	pthread_t tid[WR_THREADS];
 	uint64_t *base, *gen;
 
 	if (iters < 3000)
@@ -930,17 +937,7 @@ static void test_pager_discards_during_eviction_keep_the_rest(void **state)
 	base = region(nr * PAGE);
 	gen = calloc(nr, sizeof(*gen));
 	t_true(gen != NULL);
-	t_async_reset();
-	for (unsigned int t = 0; t < WR_THREADS; t++) {
-		a[t] = (struct wr_arg){ .base = base, .nr = nr, .id = t, .iters = iters,
-					.seed = seed + t, .gen = gen };
-		t_eq(pthread_create(&tid[t], NULL, discarder, &a[t]), 0);
-	}
-	for (unsigned int t = 0; t < WR_THREADS; t++)
-		pthread_join(tid[t], NULL);
-	if (t_async_failed())
-		print_message("seed %llu\n", (unsigned long long)seed);
-	t_assert_no_async_failure("discarding during eviction");
+	wr_threads(discarder, base, nr, iters, seed, gen, "discarding during eviction");
 	for (size_t i = 0; i < nr / WR_THREADS * WR_THREADS; i++) {
 		const uint64_t *w = base + i * WORDS;
 
