@@ -147,6 +147,16 @@ sleep 1
 kill -TERM $pid
 wait $pid
 [ $? = 143 ] || fail "SIGTERM: exit status, want 143"
+# SIGUSR1 also goes to CMD (dies of it: 138), and the stats file goes.
+before=$(ls /tmp/uswap-run-stats-* 2> /dev/null | wc -l)
+"$uswap" run -- sleep 30 &
+pid=$!
+sleep 1
+kill -USR1 $pid
+wait $pid
+[ $? = 138 ] || fail "SIGUSR1: exit status, want 138"
+[ "$(ls /tmp/uswap-run-stats-* 2> /dev/null | wc -l)" = "$before" ] ||
+	fail "SIGUSR1 left a stats file in /tmp"
 "$uswap" run --limit 16M --json "$dir/s.json" -- "$helper" alloc 48 > /dev/null ||
 	fail "--json run"
 for key in swpout swpout_fallback swpin resident_peak_bytes limit_bytes fault_us_p50 \
@@ -164,6 +174,10 @@ grep -q "command not found" "$dir/nf.err" || fail "no message for CMD not found"
 [ $? = 2 ] || fail "--limit 100K: want 2"
 "$uswap" run --limit 8M 2> /dev/null
 [ $? = 2 ] || fail "no CMD: want 2"
+"$uswap" run --json -- touch "$dir/started" 2> "$dir/json.err"
+[ $? = 2 ] || fail "--json with no FILE: want 2"
+grep -q "needs a FILE" "$dir/json.err" || fail "--json --: $(cat "$dir/json.err")"
+[ ! -e "$dir/started" ] && [ ! -e ./-- ] || fail "--json --: CMD started or a file named -- written"
 if command -v mkswap > /dev/null || [ -x /usr/sbin/mkswap ]; then
 	head -c 16777216 /dev/zero > "$dir/s.img" && chmod 600 "$dir/s.img"
 	PATH=$PATH:/usr/sbin mkswap -q "$dir/s.img" > /dev/null

@@ -9,7 +9,8 @@
  * the program and serves its malloc family from a pager region. This
  * command checks everything it can before anything starts (the limit, the
  * device specs, kernel-fault userfaultfd, the agent and CMD itself), then
- * runs CMD as its child, passes SIGTERM/SIGHUP/SIGINT on, and exits with
+ * runs CMD as its child, passes SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGUSR1,
+ * SIGUSR2 and SIGALRM on, and exits with
  * CMD's status (128+N for a signal), printing the agent's stats with
  * --stats and writing them with --json FILE.
  */
@@ -121,7 +122,11 @@ static int apply_option(struct run_opts *o, int opt, const char *arg)
 			return cli_usage_error(CMD, "--heap '%s': want 64M..4T", arg);
 		return 0;
 	case OPT_STATS: o->stats = true; return 0;
-	case OPT_JSON: o->json = arg; return 0;
+	case OPT_JSON:
+		if (!strcmp(arg, "--")) /* `--json -- CMD`: the FILE is missing */
+			return cli_usage_error(CMD, "--json needs a FILE before '--'");
+		o->json = arg;
+		return 0;
 	}
 	return cli_usage_error(CMD, "unknown option");
 }
@@ -328,9 +333,13 @@ int cmd_run(int argc, char **argv)
 	struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART };
 
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	/* Every signal whose default would end us and leave CMD running
+	 * (and the stats file behind) goes to CMD instead. */
+	static const int passed_on[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
+					 SIGUSR2, SIGALRM };
+
+	for (size_t i = 0; i < sizeof(passed_on) / sizeof(passed_on[0]); i++)
+		sigaction(passed_on[i], &sa, NULL);
 	status = wait_child();
 	rc = report(&o, stats, status);
 	return rc ? rc : status;
