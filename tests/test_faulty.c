@@ -8,13 +8,18 @@
  * made to fail leaves the inner backend's data as it was; a read made to
  * fail returns a poisoned buffer. An SQLite-style fault loop (fail
  * request N = 1, 2, ... until the operation succeeds) never loses a page.
+ * With its latency on a swap file's discard: the allocator discards with
+ * the CPU's lock dropped, so another allocation goes on meanwhile.
  */
 #include "t_dev.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dev/faulty.h"
 #include "dev/file.h"
@@ -505,6 +510,106 @@ static void test_counts_are_exact_under_two_threads(void **state)
 	b->ops->close(b);
 }
 
+/* ------------------------------------------------------------------------
+ * A slow discard does not hold the allocating CPU's lock
+ * ---------------------------------------------------------------------- */
+
+struct slow_alloc {
+	struct uswap *u;
+	_Atomic int *done_order; /* finishing order, shared */
+	int rc, order_done;
+	uswap_entry_t e;
+};
+
+static void *alloc_one(void *arg)
+{
+	struct slow_alloc *a = arg;
+
+	a->rc = uswap_alloc(a->u, 0, &a->e);
+	a->order_done = atomic_fetch_add(a->done_order, 1);
+	return NULL;
+}
+
+/*
+ * One CPU (nr_cpus 1), a swap file behind a 1 s latency at priority 10
+ * whose only room is a cluster waiting for discard, and ram at 0. An
+ * allocation discards that cluster (1 s); another allocation started
+ * meanwhile is served by the ram device and finishes first: the discard
+ * runs with the CPU's lock dropped (as the kernel discards after dropping
+ * its local lock). Holding it, the second would wait the whole second.
+ */
+static void test_slow_discard_leaves_the_cpu_lock_free(void **state)
+{
+	struct uswap_config cfg = { .nr_cpus = 1 };
+	const uint64_t nr = USWAP_MIN_CLUSTERS * USWAP_CLUSTER_SLOTS;
+	uswap_entry_t *held = calloc(nr + 1, sizeof(*held));
+	struct slow_alloc a[2];
+	_Atomic int done = 0;
+	pthread_t tid[2];
+	char spec[512], err[256];
+	struct uswap *u;
+	bool made;
+	char *path = t_dev_file(nr + 1, true, &made);
+	int tf, tr;
+	size_t n = 0;
+
+	(void)state;
+	if (!made) {
+		unlink(path);
+		free(path);
+		free(held);
+		t_skip("mkswap not found");
+	}
+	int fd = open(path, O_RDWR); /* swapon refuses holes: fill them */
+
+	t_true(fd >= 0);
+	if (posix_fallocate(fd, 0, (off_t)((nr + 1) * USWAP_PAGE_SIZE))) {
+		close(fd);
+		unlink(path);
+		free(path);
+		free(held);
+		t_skip("fallocate is not supported in the temp dir");
+	}
+	close(fd);
+	t_eq(uswap_create(&cfg, &u), 0);
+	snprintf(spec, sizeof(spec), "faulty:latency=1000000:file:%s:discard:prio=10", path);
+	tf = uswap_swapon_spec(u, spec, err, sizeof(err));
+	if (tf < 0)
+		fail_msg("swapon %s: %s", spec, err);
+	tr = uswap_swapon_spec(u, "ram:8M:prio=0", err, sizeof(err));
+	t_true(tr >= 0);
+	/* Fill the file, then free a whole cluster: it waits for discard. */
+	while (n <= nr && uswap_alloc(u, 0, &held[n]) == 0 && (int)uswap_entry_type(held[n]) == tf)
+		n++;
+	t_true(n > USWAP_CLUSTER_SLOTS && n <= nr);
+	t_true((int)uswap_entry_type(held[n]) == tr); /* the file is full */
+	t_put(u, held[n], 0);
+	for (size_t i = 0; i < n; i++) /* cluster 1: cluster 0 holds the header */
+		if (uswap_entry_offset(held[i]) / USWAP_CLUSTER_SLOTS == 1)
+			t_put(u, held[i], 0);
+	struct uswap_device_info info;
+
+	t_eq(uswap_device_info(u, tf, &info), 0);
+	t_eq(info.discard_clusters, 1);
+	for (int i = 0; i < 2; i++) {
+		a[i] = (struct slow_alloc){ .u = u, .done_order = &done };
+		t_eq(pthread_create(&tid[i], NULL, alloc_one, &a[i]), 0);
+		if (i == 0)
+			usleep(200000); /* the first is in its discard now */
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(tid[i], NULL);
+	t_eq(a[0].rc, 0);
+	t_eq(a[1].rc, 0);
+	t_eq(uswap_entry_type(a[0].e), tf);  /* the discarded cluster */
+	t_eq(uswap_entry_type(a[1].e), tr);
+	t_eq(a[1].order_done, 0);            /* done while the discard ran */
+	uswap_destroy(u);
+	unlink(path);
+	free(path);
+	free(held);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -520,6 +625,7 @@ int main(void)
 		cmocka_unit_test(test_async_requests_are_injected_or_forwarded),
 		cmocka_unit_test(test_open_refuses_bad_rates_and_leaves_inner_to_the_caller),
 		cmocka_unit_test(test_counts_are_exact_under_two_threads),
+		cmocka_unit_test(test_slow_discard_leaves_the_cpu_lock_free),
 	};
 
 	return t_run(tests);

@@ -188,17 +188,15 @@ static uint32_t alloc_frag(struct alloc_ctx *ctx, struct swap_device *si,
 }
 
 /* BOUNDED discard: a device whose only room is in clusters waiting for
- * discard discards one and takes it (the RFC's bound; SYNC_ALL does
- * nothing here and leaves it to sync_discard_all()). */
-static uint32_t alloc_discarded(struct alloc_ctx *ctx, struct swap_device *si,
-				unsigned int order)
+ * discard asks for one to be discarded (the RFC's bound): the walk stops
+ * there (-EAGAIN), uswap_alloc() discards with this CPU's lock dropped
+ * and walks again, and this device takes the cluster before any device
+ * behind it. SYNC_ALL does nothing here (alloc_policy()). */
+static void want_discard(struct alloc_ctx *ctx, struct swap_device *si)
 {
-	if (ctx->u->policy.discard != USWAP_DISCARD_BOUNDED ||
-	    !__atomic_load_n(&si->discard_clusters.nr, __ATOMIC_RELAXED))
-		return 0;
-	if (!device_discard(si, 1, ctx->st))
-		return 0;
-	return take_from_list(ctx, si, &si->free_clusters, order, 1);
+	if (ctx->u->policy.discard == USWAP_DISCARD_BOUNDED && !ctx->no_discard &&
+	    !ctx->discard_si && __atomic_load_n(&si->discard_clusters.nr, __ATOMIC_RELAXED))
+		ctx->discard_si = si;
 }
 
 static __cold uint32_t alloc_slow(struct alloc_ctx *ctx, struct swap_device *si,
@@ -211,8 +209,8 @@ static __cold uint32_t alloc_slow(struct alloc_ctx *ctx, struct swap_device *si,
 	if (!off && order < USWAP_MAX_ORDER)
 		off = alloc_frag(ctx, si, order);
 	if (!off)
-		off = alloc_discarded(ctx, si, order);
-	if (off || order > 0)
+		want_discard(ctx, si);
+	if (off || order > 0 || ctx->discard_si)
 		return off;
 	for (unsigned int o = 1; o < NR_ORDERS; o++) {
 		off = steal_from_list(ctx, si, &si->frag_clusters[o]);
@@ -437,7 +435,7 @@ USWAP_API void uswap_drain(struct uswap *u)
 /* SYNC_ALL: after an order-0 failure, discard every pending cluster of
  * the first device (in type order, as swap_active_head) that has any.
  * Return: true if something was discarded (worth a retry).
- * Context: this CPU's lock held; inside an RCU read section. */
+ * Context: inside an RCU read section; no lock held (uswap_alloc()). */
 static bool sync_discard_all(struct alloc_ctx *ctx)
 {
 	for (int type = 0; type < USWAP_MAX_DEVICES; type++) {
@@ -496,9 +494,11 @@ static __cold int alloc_policy(struct alloc_ctx *ctx, unsigned int order,
 		return 0;
 	rc = alloc_select(ctx, order, entry);
 	ctx->refill = false;
-	if (rc == -ENOSPC && order == 0 &&
-	    u->policy.discard == USWAP_DISCARD_SYNC_ALL && sync_discard_all(ctx))
-		rc = alloc_select(ctx, order, entry);
+	if (rc == -ENOSPC && order == 0 && !ctx->no_discard &&
+	    u->policy.discard == USWAP_DISCARD_SYNC_ALL) {
+		ctx->sync_discard = true; /* uswap_alloc() discards, unlocked */
+		rc = -EAGAIN;
+	}
 	return rc;
 }
 
@@ -508,6 +508,36 @@ static inline int alloc_walk(struct alloc_ctx *ctx, unsigned int order,
 	if (unlikely(ctx->u->policy_slow))
 		return alloc_policy(ctx, order, entry);
 	return alloc_rings(ctx, order, entry);
+}
+
+/* The walk stopped for a discard (ctx->discard_si or ctx->sync_discard):
+ * run it with this CPU's lock dropped (a file's discard is a system
+ * call; other allocations on this CPU go on meanwhile), then walk again.
+ * A BOUNDED walk may stop at another device's pending discard next time;
+ * after 8 the walk goes on without asking. Context: this CPU's lock held
+ * (dropped and retaken); inside an RCU read section, which keeps the
+ * device alive. */
+static __cold int alloc_after_discard(struct alloc_ctx *ctx, unsigned int order,
+				      uswap_entry_t *entry)
+{
+	int rc = -EAGAIN;
+
+	for (unsigned int round = 0; rc == -EAGAIN; round++) {
+		struct swap_device *si = ctx->discard_si;
+		bool sync = ctx->sync_discard;
+
+		ctx->discard_si = NULL;
+		ctx->sync_discard = false;
+		ctx->no_discard = sync || round == 7;
+		spin_unlock(&ctx->pc->lock);
+		if (sync)
+			sync_discard_all(ctx);
+		else
+			device_discard(si, 1, ctx->st);
+		spin_lock(&ctx->pc->lock, lstat(ctx->st, USWAP_LOCK_PERCPU));
+		rc = alloc_walk(ctx, order, entry);
+	}
+	return rc;
 }
 
 USWAP_API int uswap_alloc(struct uswap *u, unsigned int order, uswap_entry_t *entry)
@@ -525,15 +555,21 @@ USWAP_API int uswap_alloc(struct uswap *u, unsigned int order, uswap_entry_t *en
 	ctx.st = &pc->stats;
 	ctx.refill = false; /* ctx.next is set before every use */
 	ctx.use_paused = ctx.skipped_paused = false;
+	ctx.discard_si = NULL;
+	ctx.sync_discard = ctx.no_discard = false;
 	spin_lock(&pc->lock, lstat(ctx.st, USWAP_LOCK_PERCPU));
 
 	rcu_read_begin();
 	rc = alloc_walk(&ctx, order, entry);
+	if (unlikely(rc == -EAGAIN))
+		rc = alloc_after_discard(&ctx, order, entry);
 	if (unlikely(rc == -ENOSPC && ctx.skipped_paused)) {
 		/* Only devices that failed a write have room: better
 		 * another try there than a full answer. */
 		ctx.use_paused = true;
 		rc = alloc_walk(&ctx, order, entry);
+		if (unlikely(rc == -EAGAIN))
+			rc = alloc_after_discard(&ctx, order, entry);
 	}
 	rcu_read_end(&u->rcu_hb);
 

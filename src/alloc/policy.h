@@ -87,9 +87,11 @@
  *                  to the cluster. Seed 1 "before" ("rework of swap
  *                  allocator locks", 6.14).
  *
- * discard (alloc.c: alloc_slow(), sync_discard_all())
- *   BOUNDED        a device's slow path discards at most one pending
- *                  cluster and takes it (the RFC's bounded discard; the
+ * discard (alloc.c: want_discard(), alloc_after_discard(),
+ * sync_discard_all()); both discard with the CPU's lock dropped
+ *   BOUNDED        a device whose only room waits for discard stops the
+ *                  walk, discards one pending cluster and takes it before
+ *                  any device behind it (the RFC's bounded discard; the
  *                  swap path discards the rest as clusters empty).
  *   SYNC_ALL       nothing in the slow path; an order-0 failure
  *                  discards every pending cluster of the first device with

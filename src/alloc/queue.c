@@ -122,7 +122,8 @@ int ring_set_rebuild(struct uswap *u)
  * cursor: a retry walk sees every same-priority device exactly once).
  * Return: 0; -E2BIG when some device of the ring has room but none has a
  * run of this order (the caller must split, never fall lower); -ENOSPC
- * when every device is full or none could give an order-0 slot.
+ * when every device is full or none could give an order-0 slot; -EAGAIN
+ * when a device's only room waits for a discard (ctx->discard_si).
  * Context: this CPU's lock held; inside an RCU read section.
  */
 int ring_alloc(struct alloc_ctx *ctx, struct prio_ring *r, unsigned int order,
@@ -146,6 +147,8 @@ int ring_alloc(struct alloc_ctx *ctx, struct prio_ring *r, unsigned int order,
 			continue; /* full, going away or failing writes:
 				     masked, not removed */
 		if (device_alloc(ctx, si, order, &off)) {
+			if (ctx->discard_si)
+				return -EAGAIN; /* discard first (alloc.c) */
 			/* Room counts only if the device is still there: one
 			 * that filled up or began swapoff meanwhile is no
 			 * reason to split the folio. */
@@ -324,6 +327,8 @@ int avail_alloc(struct alloc_ctx *ctx, unsigned int order, uswap_entry_t *entry)
 			*entry = uswap_entry((unsigned int)si->type, off);
 			return 0;
 		}
+		if (ctx->discard_si)
+			return -EAGAIN; /* discard first (alloc.c) */
 		if (order > 0 && device_available(si))
 			return -E2BIG;
 	}

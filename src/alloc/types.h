@@ -268,6 +268,12 @@ struct alloc_ctx {
 	bool refill;     /* fill this CPU's slot cache after the first slot */
 	bool use_paused; /* try devices in a write pause too (second walk) */
 	bool skipped_paused; /* a device was passed over for its pause */
+	/* Discards wanted before the walk can go on: they run with this
+	 * CPU's lock dropped (uswap_alloc()), as the kernel discards after
+	 * dropping its local lock. */
+	struct swap_device *discard_si; /* BOUNDED: its only room waits */
+	bool sync_discard;   /* SYNC_ALL: an order-0 walk found nothing */
+	bool no_discard;     /* discarded already: walk without asking again */
 };
 
 #endif /* USWAP_ALLOC_TYPES_H */
