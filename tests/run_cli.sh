@@ -148,15 +148,25 @@ kill -TERM $pid
 wait $pid
 [ $? = 143 ] || fail "SIGTERM: exit status, want 143"
 # SIGUSR1 also goes to CMD (dies of it: 138), and the stats file goes.
-before=$(ls /tmp/uswap-run-stats-* 2> /dev/null | wc -l)
+stats_glob="${TMPDIR:-/tmp}/uswap-run-stats-*"
+before=$(ls $stats_glob 2> /dev/null | wc -l)
 "$uswap" run -- sleep 30 &
 pid=$!
 sleep 1
 kill -USR1 $pid
 wait $pid
 [ $? = 138 ] || fail "SIGUSR1: exit status, want 138"
-[ "$(ls /tmp/uswap-run-stats-* 2> /dev/null | wc -l)" = "$before" ] ||
-	fail "SIGUSR1 left a stats file in /tmp"
+[ "$(ls $stats_glob 2> /dev/null | wc -l)" = "$before" ] ||
+	fail "SIGUSR1 left a stats file"
+# A closed stderr: the status is still CMD's, the JSON written, no file left.
+"$uswap" run --stats --json "$dir/pipe.json" -- sh -c 'exit 5' 2>&1 | true
+[ "$(sed -n 's/.*"exit_status": *\([0-9]*\).*/\1/p' "$dir/pipe.json")" = 5 ] ||
+	fail "stderr closed: $(cat "$dir/pipe.json")"
+[ "$(ls $stats_glob 2> /dev/null | wc -l)" = "$before" ] || fail "stderr closed: a stats file left"
+# A program killed before any stats: the JSON says so, never stale.
+"$uswap" run --json "$dir/pipe.json" -- sh -c 'kill -KILL $$'
+[ $? = 137 ] || fail "SIGKILL: want 137"
+grep -q '"exit_status": *137' "$dir/pipe.json" || fail "stale --json: $(cat "$dir/pipe.json")"
 "$uswap" run --limit 16M --json "$dir/s.json" -- "$helper" alloc 48 > /dev/null ||
 	fail "--json run"
 for key in swpout swpout_fallback swpin resident_peak_bytes limit_bytes fault_us_p50 \

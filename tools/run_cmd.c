@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,12 +46,14 @@ static const char usage_text[] =
 "file mappings and fixed or reserved mappings are not swapped.\n"
 "\n"
 "Options:\n"
-"  -l, --limit SIZE    resident bytes of the heap (default 256M)\n"
+"  -l, --limit SIZE    resident bytes of the heap, per process (default\n"
+"                      256M; at least 1M)\n"
 "  --device SPEC       a swap device (repeatable; see 'uswap swapon --help')\n"
 "                      (default: 4 zram devices of 1G, equal priority)\n"
 "  --order N           folio order 0..4: pages swapped together (default 0)\n"
-"  --heap SIZE         address space reserved for the heap (default 8G);\n"
-"                      allocations past it are served unswapped\n"
+"  --heap SIZE         address space reserved for the heap, 64M..4T\n"
+"                      (default 8G); allocations past it are served\n"
+"                      unswapped\n"
 "  --stats             print the swap statistics when CMD exits\n"
 "  --json FILE         write them to FILE as one JSON object\n"
 "  -h, --help          show this help\n"
@@ -87,7 +90,6 @@ struct run_opts {
 	unsigned int nr_devices;
 	bool stats;
 	const char *json;
-	bool json_created;     /* by us, for --json: removed if nothing comes */
 	char **cmd;
 };
 
@@ -243,7 +245,8 @@ static void forward(int sig, siginfo_t *si, void *uc)
 }
 
 /* The environment the agent reads (agent.h), then exec CMD. */
-static void exec_cmd(const struct run_opts *o, const char *agent, const char *stats)
+static void exec_cmd(const struct run_opts *o, const char *agent, const char *stats,
+		     pid_t parent)
 {
 	char buf[64], devices[MAX_DEVICES * 4200] = "", preload[8300];
 	const char *old = getenv("LD_PRELOAD");
@@ -265,6 +268,11 @@ static void exec_cmd(const struct run_opts *o, const char *agent, const char *st
 	snprintf(preload, sizeof(preload), "%s%s%s", agent, old && *old ? ":" : "",
 		 old ? old : "");
 	setenv("LD_PRELOAD", preload, 1);
+	/* CMD must not outlive us unnoticed (uswap run killed with SIGKILL):
+	 * it gets SIGTERM then, as from a supervisor. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(128 + SIGTERM); /* we are gone already */
 	execvp(o->cmd[0], o->cmd);
 	fprintf(stderr, "uswap run: %s: %s\n", o->cmd[0],
 		errno == ENOENT ? "command not found" : strerror(errno));
@@ -287,7 +295,7 @@ static int wait_child(void)
 
 static int report(const struct run_opts *o, const char *stats, int status)
 {
-	int rc = run_stats_report(stats, o->cmd[0], o->stats, o->json, o->json_created, status);
+	int rc = run_stats_report(stats, o->cmd[0], o->stats, o->json, status);
 
 	unlink(stats);
 	return rc;
@@ -296,28 +304,28 @@ static int report(const struct run_opts *o, const char *stats, int status)
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o;
-	char agent_buf[4200], stats[] = "/tmp/uswap-run-stats-XXXXXX";
+	char agent_buf[4200], stats[4200];
+	const char *tmp = getenv("TMPDIR");
+	pid_t parent = getpid();
 	const char *agent;
 	int rc, fd, status;
 
 	rc = parse_opts(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;
-	if (o.json) { /* it must be writable before CMD starts */
-		fd = open(o.json, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		o.json_created = fd >= 0;
-		if (fd < 0 && errno == EEXIST)
-			fd = open(o.json, O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			return cli_usage_error(CMD, "--json %s: %s", o.json, strerror(errno));
-		close(fd);
-	}
 	if ((rc = check_devices(&o)) || (rc = check_userfaultfd()))
 		return rc;
 	agent = find_agent(agent_buf, sizeof(agent_buf));
 	if (!agent)
 		return cli_runtime_error(CMD, "libuswap-preload.so not found (set "
 					 "USWAP_PRELOAD; it is not built under a sanitizer)");
+	if (o.json) { /* it must be writable before CMD starts */
+		fd = open(o.json, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return cli_usage_error(CMD, "--json %s: %s", o.json, strerror(errno));
+		close(fd);
+	}
+	snprintf(stats, sizeof(stats), "%s/uswap-run-stats-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	fd = mkstemp(stats);
 	if (fd < 0)
 		return cli_runtime_error(CMD, "%s: %s", stats, strerror(errno));
@@ -329,9 +337,13 @@ int cmd_run(int argc, char **argv)
 		return cli_runtime_error(CMD, "fork: %s", strerror(errno));
 	}
 	if (child == 0)
-		exec_cmd(&o, agent, stats);
+		exec_cmd(&o, agent, stats, parent);
 	struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART };
 
+	/* A closed stderr (`2>&1 | head`) must not end us before the stats
+	 * file is removed and CMD's status returned (CMD, forked already,
+	 * keeps the default). */
+	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&sa.sa_mask);
 	/* Every signal whose default would end us and leave CMD running
 	 * (and the stats file behind) goes to CMD instead. */

@@ -14,10 +14,11 @@ int cmd_run(int argc, char **argv);
  * run_stats_report() - add up the agents' stats lines in @stats (one per
  * process that had a pager), print them on stderr if @print, write them
  * to @json (if not NULL) with @status as exit_status. With no line, say
- * why there may be none and remove @json if @json_created.
+ * why there may be none, and write @json with exit_status and
+ * "processes": 0 only (never a stale file from an earlier run).
  * Return: 0, or the CLI's runtime-error status (@json not writable).
  */
 int run_stats_report(const char *stats, const char *cmd, bool print, const char *json,
-		     bool json_created, int status);
+		     int status);
 
 #endif /* USWAP_TOOLS_RUN_CMD_H */

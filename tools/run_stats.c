@@ -191,19 +191,20 @@ static int write_json(const char *path, json_object *sum)
 }
 
 int run_stats_report(const char *stats, const char *cmd, bool print, const char *json,
-		     bool json_created, int status)
+		     int status)
 {
 	json_object *sum = read_lines(stats);
 	int rc = 0;
 
 	if (!sum) {
-		if (print || json)
+		/* 126/127: CMD never ran, and said so already. */
+		if ((print || json) && status != 126 && status != 127)
 			fprintf(stderr, "uswap run: no statistics: %s ended by a signal, or "
 				"exec'd a static program, or the agent could not start in "
 				"it\n", cmd);
-		if (json && json_created)
-			unlink(json);
-		return 0;
+		sum = json_object_new_object(); /* the status, and no process */
+		json_object_object_add(sum, "processes", json_object_new_int(0));
+		print = false;
 	}
 	json_object_object_add(sum, "exit_status", json_object_new_int(status));
 	if (print)
