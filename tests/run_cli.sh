@@ -5,7 +5,8 @@
 # several times the limit: run_helper (the malloc family, fork with
 # swapped-out pages, read(2)/write(2) on swapped-out buffers, threads),
 # sort -S whose output must be byte-identical to sort's without uswap,
-# python3 building, forking and checksumming a structure; then the exit
+# python3 building, forking and checksumming a structure; uswap status on
+# a live program (owner-only socket, a dead one's removed); then the exit
 # status passthrough, SIGTERM, --json, and bad input (CMD not found is
 # 127, a bad --device or --limit is 2 and nothing starts).
 # Skips (77) when the agent is not built (sanitizer builds) or kernel-fault
@@ -138,7 +139,45 @@ PY
 	grep -q "python threads: ok" "$dir/pyt.out" || fail "python3 threads: $(cat "$dir/pyt.out")"
 fi
 
-# 4. Exit status, SIGTERM, --json.
+# 4. uswap status: a live program's state, owner-only, stale sockets removed.
+if command -v python3 > /dev/null; then
+	mkdir -m 700 "$dir/xdg"
+	XDG_RUNTIME_DIR="$dir/xdg" "$uswap" run --limit 16M -- python3 -c '
+import os, sys, time
+d = bytearray(os.urandom(1 << 20)) * 48
+print("ready", flush=True)
+time.sleep(30)' > "$dir/live.out" 2>&1 &
+	live=$!
+	for i in $(seq 100); do grep -q ready "$dir/live.out" && break; sleep 0.2; done
+	grep -q ready "$dir/live.out" || fail "status: the program did not start: $(cat "$dir/live.out")"
+	XDG_RUNTIME_DIR="$dir/xdg" "$uswap" status --json > "$dir/st.json" ||
+		fail "uswap status --json: exit $?"
+	python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))
+assert len(a) == 1, a
+o = a[0]
+assert o["limit_bytes"] == 16 << 20 and len(o["devices"]) == 4, o
+assert sum(o["swpout"]) > 0 and o["resident_bytes"] <= o["limit_bytes"], o
+assert all(d["type"] == "partition" for d in o["devices"]), o
+' "$dir/st.json" || fail "uswap status --json: $(cat "$dir/st.json")"
+	XDG_RUNTIME_DIR="$dir/xdg" "$uswap" status > "$dir/st.txt" || fail "uswap status: exit $?"
+	grep -q "^  NAME  *TYPE  *SIZE  *USED  *PRIO" "$dir/st.txt" || fail "uswap status: $(cat "$dir/st.txt")"
+	[ "$(stat -c %a "$dir/xdg/uswap")" = 700 ] || fail "status dir not 0700"
+	sock=$(ls "$dir/xdg/uswap"/*.sock | head -1)
+	[ "$(stat -c %a "$sock")" = 600 ] || fail "status socket not 0600"
+	# Killed: its socket stays until a status call finds nobody there.
+	pid=$(basename "$sock" .sock)
+	kill -KILL "$pid"
+	wait $live
+	XDG_RUNTIME_DIR="$dir/xdg" "$uswap" status "$pid" > /dev/null 2>&1
+	[ $? = 1 ] || fail "status of a dead process: want 1"
+	[ ! -e "$sock" ] || fail "a dead process's socket was not removed"
+	"$uswap" status --watch 0 2> /dev/null
+	[ $? = 2 ] || fail "status --watch 0: want 2"
+fi
+
+# 5. Exit status, SIGTERM, --json.
 "$uswap" run -- sh -c 'exit 7'
 [ $? = 7 ] || fail "exit status not passed through"
 "$uswap" run -- sleep 30 &
@@ -174,7 +213,7 @@ for key in swpout swpout_fallback swpin resident_peak_bytes limit_bytes fault_us
 	grep -q "\"$key\"" "$dir/s.json" || fail "--json lacks $key: $(cat "$dir/s.json")"
 done
 
-# 5. Bad input: nothing starts.
+# 6. Bad input: nothing starts.
 "$uswap" run -- /nonexistent/cmd 2> "$dir/nf.err"
 [ $? = 127 ] || fail "CMD not found: want 127"
 grep -q "command not found" "$dir/nf.err" || fail "no message for CMD not found"

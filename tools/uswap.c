@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "lab_cmd.h"
 #include "run_cmd.h"
+#include "status_cmd.h"
 #include "stress_cmd.h"
 
 #include <getopt.h>
@@ -32,6 +33,7 @@ static int cmd_bench(int argc, char **argv);
 static const struct command commands[] = {
 	{ "run", cmd_run, "run a program with its heap swapped under a memory "
 			  "limit" },
+	{ "status", cmd_status, "show the swap state of running 'uswap run' programs" },
 	{ "bench", cmd_bench, "run a benchmark of the library (uswap-bench)" },
 	{ "lab", cmd_lab, "replay a seed thread's before/after experiment" },
 	{ "stress", cmd_stress, "the whole stack under load and injected faults, "

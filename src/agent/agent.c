@@ -101,6 +101,17 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 	return real(th, attr ? attr : own_stack(), internal_thread, s);
 }
 
+int agent_thread_create(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	bool was = starting;
+	int rc;
+
+	starting = true;
+	rc = pthread_create(th, NULL, fn, arg);
+	starting = was;
+	return rc;
+}
+
 /* ------------------------------------------------------------------------
  * Set-up
  * ---------------------------------------------------------------------- */
@@ -221,8 +232,9 @@ __attribute__((constructor)) static void agent_start(void)
 		warn("the heap region", rc);
 	} else {
 		pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
-		atexit(agent_write_stats);
+		atexit(agent_exit);
 		atomic_store_explicit(&agent.ready, true, memory_order_release);
+		agent_status_start(); /* optional: `uswap status` sees none */
 	}
 	t_internal--;
 }
@@ -307,10 +319,13 @@ static int child_pager(void)
 static void child_after_fork(void)
 {
 	agent_mmap_unlock();
+	agent_status_forget();
 	if (!agent.detached) {
 		int rc = child_pager();
 
 		agent.pid = getpid();
+		if (!rc)
+			agent_status_start();
 		if (rc) {
 			agent.detached = true;
 			agent.p = NULL;
@@ -344,13 +359,31 @@ static void write_devices(FILE *f)
 	for (int type = 0; type < USWAP_MAX_DEVICES; type++) {
 		if (uswap_device_info(agent.u, type, &info))
 			continue;
-		fprintf(f, "%s{\"name\": \"%s\", \"prio\": %d, \"size_kb\": %llu, "
-			"\"used_kb\": %llu, \"write_errors\": %llu}", first ? "" : ", ",
-			info.name, info.prio, (unsigned long long)info.size_kb,
+		fprintf(f, "%s{\"name\": \"%s\", \"type\": \"%s\", \"prio\": %d, "
+			"\"size_kb\": %llu, \"used_kb\": %llu, \"write_errors\": %llu}",
+			first ? "" : ", ", info.name, info.kind, info.prio,
+			(unsigned long long)info.size_kb,
 			(unsigned long long)info.used_kb, (unsigned long long)info.write_errors);
 		first = false;
 	}
 	fprintf(f, "]");
+}
+
+/* The process's name (/proc/self/comm), JSON-safe: printable ASCII but
+ * quotes and backslashes. */
+static const char *comm(void)
+{
+	static char name[32];
+	FILE *f = fopen("/proc/self/comm", "r");
+	size_t n = f ? fread(name, 1, sizeof(name) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	name[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (name[i] < 0x20 || name[i] > 0x7e || name[i] == '"' || name[i] == '\\')
+			name[i] = name[i] == '\n' && i == n - 1 ? '\0' : '?';
+	return name;
 }
 
 /* The line: this process's counters, what `uswap run` adds up. */
@@ -361,7 +394,9 @@ static void stats_line(FILE *f, bool root)
 
 	if (uswap_stats_get(agent.u, &st) || uswap_pager_stats_get(agent.p, &ps))
 		return;
-	fprintf(f, "{\"pid\": %d, \"root\": %s, ", (int)getpid(), root ? "true" : "false");
+	fprintf(f, "{\"pid\": %d, \"root\": %s, \"cmd\": \"%s\", \"resident_bytes\": %llu, ",
+		(int)getpid(), root ? "true" : "false", comm(),
+		(unsigned long long)ps.resident_bytes);
 	write_orders(f, "swpout", st.swpout);
 	write_orders(f, "swpout_fallback", st.swpout_fallback);
 	fprintf(f, "\"swpin\": %llu, \"resident_peak_bytes\": %llu, "
@@ -381,7 +416,7 @@ static void stats_line(FILE *f, bool root)
 /* Once per process with a pager, not in a vfork() child (it shares the
  * parent's memory, agent.pid included, but not its pid). One write() in
  * O_APPEND mode, so lines of processes ending together do not mix. */
-void agent_write_stats(void)
+static void agent_write_stats(void)
 {
 	static _Atomic bool done;
 	const char *path = getenv(AGENT_ENV_STATS);
@@ -409,13 +444,26 @@ void agent_write_stats(void)
 	t_internal--;
 }
 
+void agent_status_line(FILE *f)
+{
+	stats_line(f, (pid_t)env_u64(AGENT_ENV_ROOT, 0) == getpid());
+}
+
+void agent_exit(void)
+{
+	if (agent.pid != getpid())
+		return; /* a vfork() child: all of it is the parent's */
+	agent_status_stop();
+	agent_write_stats();
+}
+
 /* A program (or a forked worker) that ends with _exit() runs no atexit
  * handler: its line is written here. */
 __attribute__((visibility("default"), noreturn)) void _exit(int status)
 {
 	static void (*real)(int);
 
-	agent_write_stats();
+	agent_exit();
 	if (!real)
 		real = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
 	if (real)

@@ -28,7 +28,8 @@
  * cannot runs on resident and unswapped ("detached").
  *
  * Stats: every process with a pager appends one JSON line to the stats
- * file when it ends (exit() or _exit()); `uswap run` adds them up.
+ * file when it ends (exit() or _exit()); `uswap run` adds them up. While
+ * it runs, the same line, live, is on its status socket (status.c).
  */
 #ifndef USWAP_AGENT_AGENT_H
 #define USWAP_AGENT_AGENT_H
@@ -36,7 +37,9 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* Environment `uswap run` sets for the agent. */
@@ -92,7 +95,21 @@ void agent_mmap_unlock(void);
  * any program thread; t_internal is raised around the pager call. */
 void agent_discard(void *p, size_t len);
 
-/* agent.c: write this process's stats line, once (exit and _exit). */
-void agent_write_stats(void);
+/* agent.c: at exit() and _exit(): the status socket goes, the stats line
+ * is written; nothing in a vfork() child. */
+void agent_exit(void);
+/* agent.c: this process's stats line, live (status.c). */
+void agent_status_line(FILE *f);
+/* agent.c: start an internal thread, on a stack of its own. Return: 0 or
+ * a positive errno, as pthread_create(). */
+int agent_thread_create(pthread_t *th, void *(*fn)(void *), void *arg);
+
+/* status.c: publish this process's state on its status socket
+ * (<uswap/status.h>). Return: 0 or -errno (nothing published). */
+int agent_status_start(void);
+/* status.c: in a fork child, let go of the parent's socket (not its file). */
+void agent_status_forget(void);
+/* status.c: remove this process's socket file. */
+void agent_status_stop(void);
 
 #endif /* USWAP_AGENT_AGENT_H */

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+/*
+ * status.c - `uswap status [PID]`: the live state of running `uswap run`
+ * programs, read from their status sockets (<uswap/status.h>), as
+ * util-linux shows the kernel's: the device table with swapon --show's
+ * columns (NAME TYPE SIZE USED PRIO), vmstat's counter names (pswpout,
+ * swpout and swpout_fallback per order, swpin), resident bytes against
+ * the limit. --json prints the objects as one array; --watch repeats.
+ * A socket nobody answers on (its process was killed) is removed.
+ */
+#include "cli.h"
+#include "status_cmd.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <uswap/status.h>
+
+#define CMD "status"
+
+static const char usage_text[] =
+"Usage: uswap status [--json] [--watch SECONDS] [PID]\n"
+"\n"
+"Show the swap state of running 'uswap run' programs (all of this user's,\n"
+"or PID's): the devices as swapon --show does (NAME TYPE SIZE USED PRIO),\n"
+"vmstat's counters (pswpout in pages; swpout and swpout_fallback per\n"
+"order, and swpin, in folios) and resident memory against the limit. Each\n"
+"process of a program's tree that has a pager (a forked child has its\n"
+"own) is shown on its own.\n"
+"\n"
+"Options:\n"
+"  --json              print one JSON array of the processes' objects\n"
+"  --watch SECONDS     print again every SECONDS until interrupted\n"
+"  -h, --help          show this help\n"
+"\n"
+"The sockets are in $XDG_RUNTIME_DIR/uswap, else /run/uswap for root, else\n"
+"/tmp/uswap-UID; only their owner (and root) can read them.\n"
+"\n"
+"Exit status: 0; 1 no such process publishes, or a socket could not be\n"
+"read; 2 usage error.\n";
+
+enum { OPT_JSON = 256, OPT_WATCH };
+
+static const struct option long_options[] = {
+	{ "json",  no_argument,       NULL, OPT_JSON },
+	{ "watch", required_argument, NULL, OPT_WATCH },
+	{ "help",  no_argument,       NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct status_opts {
+	bool json;
+	double watch;     /* seconds; 0 = once */
+	long pid;         /* 0 = all */
+};
+
+static int parse_opts(int argc, char **argv, struct status_opts *o)
+{
+	int opt;
+
+	*o = (struct status_opts){ 0 };
+	optind = 0;
+	while ((opt = cli_next_option(CMD, argc, argv, ":h", long_options, usage_text)) > 0) {
+		if (opt == OPT_JSON)
+			o->json = true;
+		else if (opt == OPT_WATCH && (cli_parse_seconds(optarg, &o->watch) || o->watch <= 0))
+			return cli_usage_error(CMD, "--watch '%s': want seconds > 0", optarg);
+	}
+	if (opt != CLI_OPT_END)
+		return opt == CLI_OPT_HELP ? -1 : CLI_EXIT_USAGE;
+	if (optind < argc) {
+		char *end;
+
+		o->pid = strtol(argv[optind], &end, 10);
+		if (*end || o->pid <= 0 || optind + 1 < argc)
+			return cli_usage_error(CMD, "want at most one PID, got '%s'", argv[optind]);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Reading one socket
+ * ---------------------------------------------------------------------- */
+
+/* The object @path serves, or NULL with errno (ECONNREFUSED: nobody
+ * listens there any more). */
+static json_object *ask(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[65536];
+	size_t len = 0;
+	ssize_t n;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return NULL;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		close(fd);
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = '\0';
+	errno = EPROTO;
+	return len ? json_tokener_parse(buf) : NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Printing
+ * ---------------------------------------------------------------------- */
+
+static int64_t num(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
+}
+
+static const char *str(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : "?";
+}
+
+/* Sizes as swapon --show prints them: K, M, G with one decimal. */
+static const char *human_kb(int64_t kb, char *buf, size_t len)
+{
+	static const char units[] = "KMGT";
+	double v = (double)kb;
+	int u = 0;
+
+	while (v >= 1024 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, v == (int64_t)v ? "%.0f%c" : "%.1f%c", v, units[u]);
+	return buf;
+}
+
+/* Σ per-order folio counts in pages (pswpout). */
+static int64_t pages_of(json_object *o, const char *key)
+{
+	json_object *a;
+	int64_t pages = 0;
+
+	if (json_object_object_get_ex(o, key, &a))
+		for (size_t i = 0; i < json_object_array_length(a); i++)
+			pages += json_object_get_int64(json_object_array_get_idx(a, i)) << i;
+	return pages;
+}
+
+static void print_orders(json_object *o, const char *key)
+{
+	json_object *a;
+
+	printf("  %-16s", key);
+	if (json_object_object_get_ex(o, key, &a))
+		for (size_t i = 0; i < json_object_array_length(a) && i < 5; i++)
+			printf("%s%lld", i ? " " : "",
+			       (long long)json_object_get_int64(json_object_array_get_idx(a, i)));
+	printf("   (folios, orders 0..4)\n");
+}
+
+static void print_one(json_object *o)
+{
+	json_object *devs;
+	char a[32], b[32];
+
+	printf("PID %lld (%s): resident %s of a %s limit, peak %s\n", (long long)num(o, "pid"),
+	       str(o, "cmd"), human_kb(num(o, "resident_bytes") / 1024, a, sizeof(a)),
+	       human_kb(num(o, "limit_bytes") / 1024, b, sizeof(b)),
+	       human_kb(num(o, "resident_peak_bytes") / 1024, (char[32]){ 0 }, 32));
+	printf("  %-16s%-10s%8s %8s %5s\n", "NAME", "TYPE", "SIZE", "USED", "PRIO");
+	if (json_object_object_get_ex(o, "devices", &devs))
+		for (size_t i = 0; i < json_object_array_length(devs); i++) {
+			json_object *d = json_object_array_get_idx(devs, i);
+
+			printf("  %-16s%-10s%8s %8s %5lld\n", str(d, "name"), str(d, "type"),
+			       human_kb(num(d, "size_kb"), a, sizeof(a)),
+			       human_kb(num(d, "used_kb"), b, sizeof(b)), (long long)num(d, "prio"));
+		}
+	printf("  %-16s%lld pages\n", "pswpout", (long long)pages_of(o, "swpout"));
+	printf("  %-16s%lld folios\n", "swpin", (long long)num(o, "swpin"));
+	print_orders(o, "swpout");
+	print_orders(o, "swpout_fallback");
+	printf("  %-16s%lld\n", "evictions", (long long)num(o, "evictions"));
+}
+
+/* ------------------------------------------------------------------------
+ * The directory
+ * ---------------------------------------------------------------------- */
+
+/* Every answering process's object (or @pid's) into @all. Return: how
+ * many answered; sockets nobody listens on are removed. */
+static int collect(const char *dir, long pid, json_object *all)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char path[8192], *end;
+		long p = strtol(e->d_name, &end, 10);
+		json_object *o;
+
+		if (p <= 0 || strcmp(end, ".sock") || (pid && p != pid))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		o = ask(path);
+		if (!o) {
+			if (errno == ECONNREFUSED) /* its process is gone */
+				unlink(path);
+			continue;
+		}
+		json_object_array_add(all, o);
+		found++;
+	}
+	closedir(d);
+	return found;
+}
+
+static int show(const struct status_opts *o, const char *dir)
+{
+	json_object *all = json_object_new_array();
+	int found = collect(dir, o->pid, all);
+
+	if (o->json) {
+		printf("%s\n", json_object_to_json_string_ext(all, JSON_C_TO_STRING_PLAIN));
+	} else if (!found) {
+		printf("no uswap run program %s%.0ld publishes its status in %s\n",
+		       o->pid ? "with PID " : "", o->pid, dir);
+	} else {
+		for (size_t i = 0; i < json_object_array_length(all); i++)
+			print_one(json_object_array_get_idx(all, i));
+	}
+	json_object_put(all);
+	fflush(stdout);
+	return found || (!o->pid && o->json) ? 0 : CLI_EXIT_RUNTIME;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	struct status_opts o;
+	char dir[4096];
+	int rc = parse_opts(argc, argv, &o);
+
+	if (rc)
+		return rc < 0 ? CLI_EXIT_OK : rc;
+	if (uswap_status_dir(dir, sizeof(dir)))
+		return cli_runtime_error(CMD, "the status directory's path is too long");
+	for (;;) {
+		if (o.watch && !o.json)
+			printf("--- %s", ctime(&(time_t){ time(NULL) }));
+		rc = show(&o, dir);
+		if (!o.watch)
+			return rc;
+		struct timespec ts = { (time_t)o.watch,
+				       (long)((o.watch - (double)(time_t)o.watch) * 1e9) };
+
+		nanosleep(&ts, NULL);
+	}
+}
