@@ -1256,8 +1256,46 @@ static void test_pager_adopt_keeps_contents_and_evicts_to_limit(void **state)
 	t_eq_u64(total_inuse(), 0);
 }
 
+/* hold: every folio in at once, each read once, and no eviction until
+ * release, even with writes over the limit; then back under it. */
+static void test_pager_hold_brings_all_in_and_evicts_nothing(void **state)
+{
+	const uint64_t limit = 2u << 20;
+	const size_t nr = 4 * limit / PAGE;
+	_Atomic uint64_t bad = 0;
+	struct uswap_pager_stats st;
+	uint64_t *base, ev, loaded;
+
+	swapon("zram:64M");
+	swapon("zram:64M");
+	struct uswap_pager_config c = config(limit, 0, 1);
+	pager_start(&c);
+	base = region(2 * nr * PAGE);
+	two_threads(writer, base, nr, 1, false, &bad);
+	st = pstats();
+	t_true(st.evictions > 0);
+	t_eq(uswap_pager_hold(pg), 0);
+	st = pstats();
+	ev = st.evictions;
+	loaded = st.unuse_loaded;
+	t_true(loaded > 0);
+	t_eq_u64(st.resident_bytes, (uint64_t)nr * PAGE); /* all of it, once */
+	t_eq_u64(total_inuse(), 0); /* no clean folios here: every slot freed */
+	two_threads(writer, base, 2 * nr, 1, false, &bad); /* all again, and more: held */
+	st = pstats();
+	t_eq_u64(st.evictions, ev);
+	t_eq_u64(st.resident_bytes, (uint64_t)2 * nr * PAGE);
+	uswap_pager_release(pg);
+	two_threads(reader, base, 2 * nr, 1, true, &bad); /* faults evict again */
+	t_eq_u64(atomic_load(&bad), 0);
+	st = pstats();
+	t_true(st.evictions > ev);
+	t_true(st.resident_bytes <= limit);
+	t_eq(uswap_pager_hold(NULL), -EINVAL);
+}
+
 /*
- * fork(): the parent brings every folio in (swapoff), forks; the child
+ * fork(): the parent brings every folio in (hold), forks; the child
  * forgets the parent's pager, makes its own instance and pager, adopts
  * its copy of the region and runs it at 4x the limit. Each sees only its
  * own writes. Not under TSan: it kills a multi-threaded program's child
@@ -1314,13 +1352,12 @@ static void test_pager_fork_child_adopts_its_copy(void **state)
 	base = region(nr * PAGE);
 	two_threads(writer, base, nr, 1, false, &bad);
 	t_true(pstats().evictions > 0);
-	t_eq(uswap_swapoff(u, types[0]), 0); /* every folio in, over the limit */
+	t_eq(uswap_pager_hold(pg), 0); /* every folio in, over the limit */
 	pid = fork();
 	t_true(pid >= 0);
 	if (pid == 0)
 		_exit(fork_child(base, nr, limit));
-	types[0] = uswap_swapon_spec(u, "zram:64M", NULL, 0);
-	t_true(types[0] >= 0);
+	uswap_pager_release(pg);
 	t_eq(waitpid(pid, &status, 0), pid);
 	t_true(WIFEXITED(status));
 	t_eq(WEXITSTATUS(status), 0);
@@ -1346,6 +1383,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pager_swapoff_without_room_brings_folios_in, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_discard_frees_slots_and_reads_zero, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_adopt_keeps_contents_and_evicts_to_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_hold_brings_all_in_and_evicts_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_fork_child_adopts_its_copy, setup, teardown),
 	};
 	const struct CMUnitTest stress[] = {

@@ -78,8 +78,8 @@ struct uswap_pager; /* one userfaultfd, handler threads, limit, clock */
 					 children (default: MADV_DONTFORK,
 					 so a child has none). A child has
 					 no pager: the owner must bring
-					 every folio in before fork() (swap
-					 the devices off), or the child
+					 every folio in before fork()
+					 (uswap_pager_hold()), or the child
 					 reads swapped-out pages as zeros */
 
 /*
@@ -150,6 +150,24 @@ USWAP_API int uswap_pager_create(struct uswap *u, const struct uswap_pager_confi
  * after the call.
  */
 USWAP_API void uswap_pager_destroy(struct uswap_pager *p);
+
+/*
+ * uswap_pager_hold() - bring every swapped-out folio of every region into
+ * memory, above the limit, and evict nothing until the matching
+ * uswap_pager_release(): what a fork() needs, since the child loses the
+ * userfaultfd registration and sees only what is mapped. Faults meanwhile
+ * are served and charged over the limit (counted in over_limit). Each
+ * folio is read once (swapoff would move it between devices first);
+ * clean folios are mapped already and keep their slots.
+ * Return: 0; -EIO (folios lost to read errors: they fault with SIGBUS, as
+ * after a failed fault); -EINVAL (@p NULL). Holds nest.
+ * Thread-safety: any thread; waits for the reclaim passes in flight.
+ */
+USWAP_API int uswap_pager_hold(struct uswap_pager *p);
+
+/* uswap_pager_release() - end a uswap_pager_hold(); the last one lets
+ * reclaim bring the resident memory back under the limit. NULL: no-op. */
+USWAP_API void uswap_pager_release(struct uswap_pager *p);
 
 /*
  * uswap_pager_forget() - in a fork() child, let go of a pager the parent

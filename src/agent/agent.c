@@ -138,7 +138,7 @@ static bool is_file_spec(const char *spec)
 	       !strcmp(uswap_spec_device(&info)->kind, "file");
 }
 
-/* Swap on every device of the list; each spec is kept for after a fork.
+/* Swap on every device of the list; each spec is kept for a fork child.
  * A swap file can be swapped on by one process only (it is claimed): the
  * process uswap run started has it, the programs it execs and the
  * children it forks run on the memory devices alone. */
@@ -159,8 +159,7 @@ static int swapon_all(const char *list, bool root)
 			free(copy);
 			return type;
 		}
-		agent.specs[agent.nr_devs] = strdup(s);
-		agent.types[agent.nr_devs++] = type;
+		agent.specs[agent.nr_devs++] = strdup(s);
 	}
 	free(copy);
 	return agent.nr_devs ? 0 : -ENODEV; /* only files, and not the root */
@@ -243,38 +242,25 @@ __attribute__((constructor)) static void agent_start(void)
  * fork
  * ---------------------------------------------------------------------- */
 
-/* Bring every folio in: swapoff of every device through the pager. */
+/* Every folio in, and kept in until the fork is done (hold.c). */
 static void prepare_fork(void)
 {
 	pthread_mutex_lock(&fork_lock);
 	t_internal++;
-	if (agent.detached)
-		goto out;
-	for (unsigned int i = 0; i < agent.nr_devs; i++) {
-		if (agent.types[i] < 0)
-			continue;
-		int rc = uswap_swapoff(agent.u, agent.types[i]);
+	if (!agent.detached && agent.p) {
+		int rc = uswap_pager_hold(agent.p);
 
-		if (rc)
-			fprintf(stderr, "uswap run: agent: swapoff before fork: %s\n",
-				strerror(-rc));
-		else
-			agent.types[i] = -1;
+		if (rc) /* those folios fault with SIGBUS in both, as before */
+			fprintf(stderr, "uswap run: agent: before fork: %s\n", strerror(-rc));
 	}
-out:
 	agent_mmap_lock();
 }
 
 static void parent_after_fork(void)
 {
-	char err[256];
-
 	agent_mmap_unlock();
-	for (unsigned int i = 0; !agent.detached && i < agent.nr_devs; i++)
-		if (agent.types[i] < 0 &&
-		    (agent.types[i] = uswap_swapon_spec(agent.u, agent.specs[i], err,
-							sizeof(err))) < 0)
-			fprintf(stderr, "uswap run: agent: swapon after fork: %s\n", err);
+	if (!agent.detached && agent.p)
+		uswap_pager_release(agent.p);
 	t_internal--;
 	pthread_mutex_unlock(&fork_lock);
 }
@@ -296,11 +282,11 @@ static int child_pager(void)
 	for (unsigned int i = 0; i < agent.nr_devs; i++) {
 		if (is_file_spec(agent.specs[i]))
 			continue;
-		agent.specs[on] = agent.specs[i];
-		agent.types[on] = uswap_swapon_spec(agent.u, agent.specs[i], err, sizeof(err));
-		if (agent.types[on] < 0)
-			return agent.types[on];
-		on++;
+		int type = uswap_swapon_spec(agent.u, agent.specs[i], err, sizeof(err));
+
+		if (type < 0)
+			return type;
+		agent.specs[on++] = agent.specs[i];
 	}
 	agent.nr_devs = on;
 	if (!on)

@@ -20,8 +20,8 @@
  *
  * fork(): the kernel drops a child's userfaultfd registration, so a page
  * the pager had swapped out would read as zeros in the child. Before a
- * fork the agent swaps every device off (the pager brings every folio in,
- * over the limit if need be), and the parent swaps them on again after.
+ * fork the agent has the pager bring every folio in and hold it there
+ * (uswap_pager_hold(): over the limit, no eviction), released after.
  * The child forgets the parent's pager (its threads are not in the child),
  * builds a swap instance and pager of its own on the memory devices, and
  * adopts its copy of the heap: the limit is per process. A child that
@@ -58,8 +58,7 @@ struct agent {
 	int arena;              /* mimalloc arena id of the region */
 	struct uswap *u;
 	struct uswap_pager *p;
-	char *specs[32];        /* device specs, to swap on again after fork */
-	int types[32];          /* their types while on, -1 while off */
+	char *specs[32];        /* device specs, for a fork child's devices */
 	unsigned int nr_devs;
 	uint64_t limit;         /* resident bytes, per process */
 	unsigned int order;

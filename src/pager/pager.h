@@ -200,6 +200,8 @@ struct uswap_pager {
 	 * fault would write-protect, fail and restore a whole batch again.
 	 * Cleared as soon as slots are freed. */
 	_Atomic uint64_t swap_full_until;
+	/* uswap_pager_hold() calls in force: no eviction while > 0. */
+	_Atomic unsigned int hold;
 
 	/* Regions. lock: write for create/destroy, read for everything that
 	 * touches a region (see the top of this file). */

@@ -587,6 +587,8 @@ long pager_reclaim(struct uswap_pager *p, uint64_t want)
 	unsigned int max = (unsigned int)((want + p->nr - 1) / p->nr);
 	unsigned int n;
 
+	if (atomic_load_explicit(&p->hold, memory_order_acquire))
+		return -ENOSPC; /* held (hold.c): charges pass the limit */
 	if (max > RECLAIM_MAX_BATCH)
 		max = RECLAIM_MAX_BATCH;
 	if (!max)
