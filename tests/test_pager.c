@@ -921,7 +921,28 @@ static void *discarder(void *arg)
 	return NULL;
 }
 
-static void test_pager_discards_during_eviction_keep_the_rest(void **state)
+/* Holds (a fork's pre-step) taken and released again and again while the
+ * discarders run: every folio comes in and goes out around them. */
+static _Atomic bool holder_stop;
+static _Atomic uint64_t holds;
+
+static void *holder(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&holder_stop)) {
+		int rc = uswap_pager_hold(pg);
+
+		if (rc)
+			t_fail_async("hold = %d", rc);
+		usleep(2000);
+		uswap_pager_release(pg);
+		atomic_fetch_add(&holds, 1);
+		usleep(3000);
+	}
+	return NULL;
+}
+
+static void discards_during_eviction(bool with_holds)
 {
 	const uint64_t limit = 1u << 20;
 	const size_t nr = 6 * limit / PAGE;
@@ -937,7 +958,19 @@ static void test_pager_discards_during_eviction_keep_the_rest(void **state)
 	base = region(nr * PAGE);
 	gen = calloc(nr, sizeof(*gen));
 	t_true(gen != NULL);
+	pthread_t ht;
+
+	atomic_store(&holder_stop, false);
+	atomic_store(&holds, 0);
+	if (with_holds)
+		t_eq(pthread_create(&ht, NULL, holder, NULL), 0);
 	wr_threads(discarder, base, nr, iters, seed, gen, "discarding during eviction");
+	if (with_holds) {
+		atomic_store(&holder_stop, true);
+		pthread_join(ht, NULL);
+		t_assert_no_async_failure("holds during eviction");
+		t_true(atomic_load(&holds) > 0);
+	}
 	for (size_t i = 0; i < nr / WR_THREADS * WR_THREADS; i++) {
 		const uint64_t *w = base + i * WORDS;
 
@@ -946,12 +979,22 @@ static void test_pager_discards_during_eviction_keep_the_rest(void **state)
 				 (unsigned long long)gen[i], (unsigned long long)seed);
 	}
 	t_true(pstats().evictions > 0);
-	t_true(pstats().resident_peak_bytes <= limit);
+	t_true(with_holds || pstats().resident_peak_bytes <= limit); /* held: over */
 	free(gen);
 	t_eq(uswap_region_discard(pg, base, nr * PAGE), 0);
 	t_eq_u64(total_inuse(), 0);
 	t_eq_u64(pstats().resident_bytes, 0);
 	t_eq(uswap_region_destroy(pg, base), 0);
+}
+
+static void test_pager_discards_during_eviction_keep_the_rest(void **state)
+{
+	discards_during_eviction(false);
+}
+
+static void test_pager_holds_during_discards_and_eviction_keep_the_rest(void **state)
+{
+	discards_during_eviction(true);
 }
 
 /* Reclaim in the background thread and in the faults, 2 spinning handlers. */
@@ -1390,6 +1433,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pager_writers_during_eviction_keep_last_value, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_writers_during_direct_reclaim_keep_last_value, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_discards_during_eviction_keep_the_rest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_holds_during_discards_and_eviction_keep_the_rest, setup, teardown),
 	};
 	const struct CMUnitTest cli[] = {
 		cmocka_unit_test(test_pager_cli_without_permission_says_how),
