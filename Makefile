@@ -20,7 +20,7 @@ FUZZ_SECONDS ?= 20
 MESON_TEST := meson test --print-errorlogs --num-processes 2
 
 .PHONY: all deps deps-fuzz build run run-usemem test test-release test-asan test-tsan \
-	test-fuzz test-soak bench clean
+	test-fuzz test-soak bench install clean
 
 all: build
 
@@ -123,6 +123,15 @@ test-soak: deps $(BUILD_ASAN)/build.ninja $(BUILD_TSAN)/build.ninja
 
 bench: build
 	bash bench/run-alloc.sh ./$(BUILD)/tools/uswap
+
+# Install the library, headers, uswap.pc, uswap, uswap-bench, the preload
+# agent and the man pages: under PREFIX (meson's --prefix, set on the
+# build directory), staged in DESTDIR when given (packaging).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+install: build
+	meson configure $(BUILD) --prefix=$(PREFIX)
+	meson install -C $(BUILD) $(if $(DESTDIR),--destdir $(DESTDIR))
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ)
