@@ -381,6 +381,47 @@ static void test_print_stats_lists_mm_stat_and_accessors_check_the_kind(void **s
 	b->ops->close(b);
 }
 
+/* The public figure (uswap_device_zram_stat) of a swapped-on device is
+ * its backend's mm_stat, through the swap path. */
+static void test_device_zram_stat_matches_the_swap_path(void **state)
+{
+	struct uswap *u = t_create(1, 0);
+	unsigned char *buf = t_buf_alloc(USWAP_PAGE_SIZE, false);
+	struct uswap_zram_stat zs;
+	struct expect e = { 0 };
+	uswap_entry_t ent[64];
+	char err[128];
+	uint64_t rng = 77;
+	int tz = uswap_swapon_spec(u, "zram:16M:zstd:prio=10", err, sizeof(err));
+	int tr = uswap_swapon_spec(u, "ram:8M:prio=0", err, sizeof(err));
+
+	(void)state;
+	t_true(tz >= 0 && tr >= 0);
+	for (int i = 0; i < 64; i++) {
+		t_fill_page(buf, (enum t_page_kind)(i % T_PAGE_KINDS), &rng);
+		t_eq(uswap_swap_out(u, buf, 0, 0, &ent[i]), 0);
+		t_eq((int)uswap_entry_type(ent[i]), tz);
+		expect_page(&e, "zstd", buf);
+	}
+	t_eq(uswap_device_zram_stat(u, tz, &zs), 0);
+	t_true(!strcmp(zs.algo, "zstd"));
+	t_eq_u64(zs.disksize, (16u << 20));
+	t_eq_u64(zs.orig_data_size, 64 * USWAP_PAGE_SIZE);
+	t_eq_u64(zs.compr_data_size, e.compr);
+	t_eq_u64(zs.same_pages, e.same);
+	t_eq_u64(zs.huge_pages, e.huge);
+	t_true(zs.mem_used_total >= zs.compr_data_size);
+	t_eq(uswap_device_zram_stat(u, tr, &zs), -EINVAL); /* ram */
+	t_eq(uswap_device_zram_stat(u, 30, &zs), -ENOENT);
+	t_eq(uswap_device_zram_stat(u, tz, NULL), -EINVAL);
+	for (int i = 0; i < 64; i++)
+		t_eq(uswap_swap_free(u, ent[i], 0), 0);
+	t_eq(uswap_device_zram_stat(u, tz, &zs), 0);
+	t_eq_u64(zs.orig_data_size, 0);
+	uswap_destroy(u);
+	t_buf_free(buf, false);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_discard_gives_memory_back),
 		cmocka_unit_test(test_disksize_bounds_the_device),
 		cmocka_unit_test(test_print_stats_lists_mm_stat_and_accessors_check_the_kind),
+		cmocka_unit_test(test_device_zram_stat_matches_the_swap_path),
 	};
 
 	return t_run(tests);

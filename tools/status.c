@@ -3,7 +3,8 @@
  * status.c - `uswap status [PID]`: the live state of running `uswap run`
  * programs, read from their status sockets (<uswap/status.h>), as
  * util-linux shows the kernel's: the device table with swapon --show's
- * columns (NAME TYPE SIZE USED PRIO), vmstat's counter names (pswpout,
+ * columns (NAME TYPE SIZE USED PRIO), zramctl's for zram devices (NAME
+ * ALGORITHM DISKSIZE DATA COMPR TOTAL), vmstat's counter names (pswpout,
  * swpout and swpout_fallback per order, swpin), resident bytes against
  * the limit. --json prints the objects as one array; --watch repeats.
  * A socket nobody answers on (its process was killed) is removed.
@@ -31,7 +32,8 @@ static const char usage_text[] =
 "Usage: uswap status [--json] [--watch SECONDS] [PID]\n"
 "\n"
 "Show the swap state of running 'uswap run' programs (all of this user's,\n"
-"or PID's): the devices as swapon --show does (NAME TYPE SIZE USED PRIO),\n"
+"or PID's): the devices as swapon --show does (NAME TYPE SIZE USED PRIO)\n"
+"and zram's as zramctl does (NAME ALGORITHM DISKSIZE DATA COMPR TOTAL),\n"
 "vmstat's counters (pswpout in pages; swpout and swpout_fallback per\n"
 "order, and swpin, in folios) and resident memory against the limit. Each\n"
 "process of a program's tree that has a pager (a forked child has its\n"
@@ -181,9 +183,33 @@ static void print_orders(json_object *o, const char *key)
 	printf("   (folios, orders 0..4)\n");
 }
 
+/* zramctl's columns for the zram devices: NAME ALGORITHM DISKSIZE DATA
+ * COMPR TOTAL (bytes as it prints them). */
+static void print_zram(json_object *devs)
+{
+	bool header = false;
+	char s[4][32];
+
+	for (size_t i = 0; devs && i < json_object_array_length(devs); i++) {
+		json_object *d = json_object_array_get_idx(devs, i), *z;
+
+		if (!json_object_object_get_ex(d, "zram", &z))
+			continue;
+		if (!header)
+			printf("  %-16s%-10s%8s %8s %8s %8s\n", "NAME", "ALGORITHM", "DISKSIZE",
+			       "DATA", "COMPR", "TOTAL");
+		header = true;
+		printf("  %-16s%-10s%8s %8s %8s %8s\n", str(d, "name"), str(z, "algorithm"),
+		       human_kb(num(z, "disksize") / 1024, s[0], sizeof(s[0])),
+		       human_kb(num(z, "orig_data_size") / 1024, s[1], sizeof(s[1])),
+		       human_kb(num(z, "compr_data_size") / 1024, s[2], sizeof(s[2])),
+		       human_kb(num(z, "mem_used_total") / 1024, s[3], sizeof(s[3])));
+	}
+}
+
 static void print_one(json_object *o)
 {
-	json_object *devs;
+	json_object *devs = NULL;
 	char a[32], b[32];
 
 	printf("PID %lld (%s): resident %s of a %s limit, peak %s\n", (long long)num(o, "pid"),
@@ -199,6 +225,7 @@ static void print_one(json_object *o)
 			       human_kb(num(d, "size_kb"), a, sizeof(a)),
 			       human_kb(num(d, "used_kb"), b, sizeof(b)), (long long)num(d, "prio"));
 		}
+	print_zram(devs);
 	printf("  %-16s%lld pages\n", "pswpout", (long long)pages_of(o, "swpout"));
 	printf("  %-16s%lld folios\n", "swpin", (long long)num(o, "swpin"));
 	print_orders(o, "swpout");

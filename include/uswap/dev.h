@@ -56,6 +56,30 @@ struct uswap_fault_counts {
  */
 USWAP_API int uswap_backend_faults(struct uswap_backend *b, struct uswap_fault_counts *out);
 
+/* A zram device's memory, the columns of the kernel's mm_stat (bytes). */
+struct uswap_zram_stat {
+	char algo[16];              /* "lz4" or "zstd" */
+	uint64_t disksize;          /* slots x page size */
+	uint64_t orig_data_size;    /* pages stored, uncompressed */
+	uint64_t compr_data_size;   /* after compression */
+	uint64_t mem_used_total;    /* memory the objects take */
+	uint64_t mem_limit;         /* 0: no limit */
+	uint64_t mem_used_max;      /* peak of mem_used_total */
+	uint64_t same_pages;        /* pages of one repeated word */
+	uint64_t pages_compacted;   /* 0: the pool does not compact */
+	uint64_t huge_pages;        /* pages stored raw */
+};
+
+/*
+ * uswap_device_zram_stat() - what zram device @type holds (zramctl's
+ * columns, mm_stat's fields).
+ * Return: 0; -ENOENT (no device @type); -EINVAL (not a zram device, or
+ * @out NULL).
+ * Thread-safety: any thread; takes the swapon lock (the device cannot go
+ * meanwhile); a moving snapshot while I/O runs.
+ */
+USWAP_API int uswap_device_zram_stat(struct uswap *u, int type, struct uswap_zram_stat *out);
+
 /*
  * uswap_swapon_spec() - open @spec's backend and swap it on at the spec's
  * priority. Return: the type, or -errno with a reason in @err.

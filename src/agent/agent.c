@@ -336,6 +336,24 @@ static void write_orders(FILE *f, const char *key, const uint64_t *v)
 	fprintf(f, "], ");
 }
 
+/* A zram device's mm_stat, as "zram": {...} (nothing for the others). */
+static void write_zram(FILE *f, int type)
+{
+	struct uswap_zram_stat z;
+
+	if (uswap_device_zram_stat(agent.u, type, &z))
+		return;
+	fprintf(f, ", \"zram\": {\"algorithm\": \"%s\", \"disksize\": %llu, "
+		"\"orig_data_size\": %llu, \"compr_data_size\": %llu, "
+		"\"mem_used_total\": %llu, \"mem_limit\": %llu, \"mem_used_max\": %llu, "
+		"\"same_pages\": %llu, \"pages_compacted\": %llu, \"huge_pages\": %llu}",
+		z.algo, (unsigned long long)z.disksize,
+		(unsigned long long)z.orig_data_size, (unsigned long long)z.compr_data_size,
+		(unsigned long long)z.mem_used_total, (unsigned long long)z.mem_limit,
+		(unsigned long long)z.mem_used_max, (unsigned long long)z.same_pages,
+		(unsigned long long)z.pages_compacted, (unsigned long long)z.huge_pages);
+}
+
 static void write_devices(FILE *f)
 {
 	struct uswap_device_info info;
@@ -346,10 +364,12 @@ static void write_devices(FILE *f)
 		if (uswap_device_info(agent.u, type, &info))
 			continue;
 		fprintf(f, "%s{\"name\": \"%s\", \"type\": \"%s\", \"prio\": %d, "
-			"\"size_kb\": %llu, \"used_kb\": %llu, \"write_errors\": %llu}",
+			"\"size_kb\": %llu, \"used_kb\": %llu, \"write_errors\": %llu",
 			first ? "" : ", ", info.name, info.kind, info.prio,
 			(unsigned long long)info.size_kb,
 			(unsigned long long)info.used_kb, (unsigned long long)info.write_errors);
+		write_zram(f, type);
+		fprintf(f, "}");
 		first = false;
 	}
 	fprintf(f, "]");

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc/alloc.h"
 #include "dev/dev.h"
+#include "dev/zram.h"
 #include "swap/swap.h"
 
 static void hook_close(void *b)
@@ -110,4 +112,37 @@ USWAP_API int uswap_swapon_spec(struct uswap *u, const char *spec, char *err,
 				    : "see errno");
 	}
 	return type;
+}
+
+USWAP_API int uswap_device_zram_stat(struct uswap *u, int type, struct uswap_zram_stat *out)
+{
+	struct zram_mm_stat mm;
+	struct backend *b;
+	int rc = -ENOENT;
+
+	if (!u || type < 0 || type >= USWAP_MAX_DEVICES)
+		return -ENOENT;
+	if (!out)
+		return -EINVAL;
+	global_lock(u); /* keeps the device, and its backend, from going */
+	if (u->devs[type]) {
+		b = u->devs[type]->backend;
+		rc = b && zram_algo(b) ? zram_mm_stat(b, &mm) : -EINVAL;
+		if (!rc) {
+			*out = (struct uswap_zram_stat){
+				.disksize = b->nr_slots * USWAP_PAGE_SIZE,
+				.orig_data_size = mm.orig_data_size,
+				.compr_data_size = mm.compr_data_size,
+				.mem_used_total = mm.mem_used_total,
+				.mem_limit = mm.mem_limit,
+				.mem_used_max = mm.mem_used_max,
+				.same_pages = mm.same_pages,
+				.pages_compacted = mm.pages_compacted,
+				.huge_pages = mm.huge_pages,
+			};
+			snprintf(out->algo, sizeof(out->algo), "%s", zram_algo(b));
+		}
+	}
+	global_unlock(u);
+	return rc;
 }
