@@ -29,6 +29,15 @@ for h in uswap policy alloc dev swap pager status; do
 	[ -e "$(find "$dest" -path "*/include/uswap/$h.h" | head -n1)" ] || fail "uswap/$h.h not installed"
 done
 [ -x "$(find "$dest" -path '*/bin/uswap' | head -n1)" ] || fail "uswap not installed"
+# The installed programs find the installed library under any prefix.
+prefix=$(meson introspect "$build" --buildoptions |
+	python3 -c 'import json, sys; print([o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"][0])')
+if command -v readelf > /dev/null; then
+	for f in bin/uswap bin/uswap-bench; do
+		readelf -d "$(find "$dest" -path "*/$f" | head -n1)" | grep -q "R.*PATH.*\[$prefix/" ||
+			fail "$f has no RUNPATH to $prefix's libdir"
+	done
+fi
 [ -x "$(find "$dest" -path '*/bin/uswap-bench' | head -n1)" ] || fail "uswap-bench not installed"
 for page in man1/uswap.1 man1/uswap-run.1 man5/uswap-spec.5; do
 	[ -e "$(find "$dest" -path "*/man/$page" | head -n1)" ] || fail "$page not installed"

@@ -167,6 +167,23 @@ assert all(d["zram"]["algorithm"] == "lz4" and d["zram"]["orig_data_size"] >= 0 
 	grep -q "^  NAME  *ALGORITHM  *DISKSIZE  *DATA  *COMPR  *TOTAL" "$dir/st.txt" ||
 		fail "uswap status, zram: $(cat "$dir/st.txt")"
 	[ "$(stat -c %a "$dir/xdg/uswap")" = 700 ] || fail "status dir not 0700"
+	# A socket that never answers is skipped (rc 1, said), not waited for.
+	python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
+print("up", flush=True); c, _ = s.accept(); time.sleep(60)' "$dir/xdg/uswap/999999.sock" > "$dir/mute.out" &
+	mute=$!
+	for i in $(seq 50); do grep -q up "$dir/mute.out" && break; sleep 0.1; done
+	XDG_RUNTIME_DIR="$dir/xdg" timeout 30 "$uswap" status --json > "$dir/st2.json" 2> "$dir/st2.err"
+	rc=$?
+	kill $mute 2> /dev/null; wait $mute 2> /dev/null; rm -f "$dir/xdg/uswap/999999.sock"
+	[ $rc = 1 ] || fail "status with a mute socket: exit $rc, want 1"
+	grep -q "did not answer" "$dir/st2.err" || fail "status, mute socket: $(cat "$dir/st2.err")"
+	python3 -c 'import json, sys; assert len(json.load(open(sys.argv[1]))) == 1' "$dir/st2.json" ||
+		fail "status, mute socket: the live program was not listed"
+	# A status directory that is a symlink is not read.
+	mkdir -m 700 "$dir/xdg2" && ln -s "$dir/xdg/uswap" "$dir/xdg2/uswap"
+	XDG_RUNTIME_DIR="$dir/xdg2" "$uswap" status > /dev/null 2> "$dir/st3.err"
+	[ $? = 1 ] && grep -q "not a directory" "$dir/st3.err" || fail "symlinked status dir: $(cat "$dir/st3.err")"
 	sock=$(ls "$dir/xdg/uswap"/*.sock | head -1)
 	[ "$(stat -c %a "$sock")" = 600 ] || fail "status socket not 0600"
 	# Killed: its socket stays until a status call finds nobody there.
@@ -176,8 +193,10 @@ assert all(d["zram"]["algorithm"] == "lz4" and d["zram"]["orig_data_size"] >= 0 
 	XDG_RUNTIME_DIR="$dir/xdg" "$uswap" status "$pid" > /dev/null 2>&1
 	[ $? = 1 ] || fail "status of a dead process: want 1"
 	[ ! -e "$sock" ] || fail "a dead process's socket was not removed"
-	"$uswap" status --watch 0 2> /dev/null
-	[ $? = 2 ] || fail "status --watch 0: want 2"
+	for w in 0 1e20 x; do
+		"$uswap" status --watch $w 2> /dev/null
+		[ $? = 2 ] || fail "status --watch $w: want 2"
+	done
 fi
 
 # 5. Exit status, SIGTERM, --json.

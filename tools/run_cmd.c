@@ -58,6 +58,9 @@ static const char usage_text[] =
 "  --json FILE         write them to FILE as one JSON object\n"
 "  -h, --help          show this help\n"
 "\n"
+"The agent is $USWAP_PRELOAD if set, else the build tree's, else the\n"
+"installed libuswap-preload.so.\n"
+"\n"
 "Needs userfaultfd that handles faults from system calls too (read(2) into\n"
 "swapped-out memory): root, sysctl vm.unprivileged_userfaultfd=1, or\n"
 "read-write access to /dev/userfaultfd.\n"
@@ -212,8 +215,11 @@ static const char *find_agent(char *buf, size_t len)
 	char self[4096];
 	ssize_t n;
 
-	if (env && *env)
+	buf[0] = '\0';
+	if (env && *env) {
+		snprintf(buf, len, "USWAP_PRELOAD=%s", env);
 		return access(env, R_OK) == 0 ? env : NULL;
+	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
 		self[n] = '\0';
@@ -225,6 +231,7 @@ static const char *find_agent(char *buf, size_t len)
 #ifdef USWAP_PRELOAD_INSTALLED
 	if (access(USWAP_PRELOAD_INSTALLED, R_OK) == 0)
 		return USWAP_PRELOAD_INSTALLED;
+	snprintf(buf + strlen(buf), len - strlen(buf), " and %s", USWAP_PRELOAD_INSTALLED);
 #endif
 	return NULL;
 }
@@ -317,8 +324,9 @@ int cmd_run(int argc, char **argv)
 		return rc;
 	agent = find_agent(agent_buf, sizeof(agent_buf));
 	if (!agent)
-		return cli_runtime_error(CMD, "libuswap-preload.so not found (set "
-					 "USWAP_PRELOAD; it is not built under a sanitizer)");
+		return cli_runtime_error(CMD, "libuswap-preload.so not found: tried %s (set "
+					 "USWAP_PRELOAD to its path; it is not built under a "
+					 "sanitizer)", agent_buf);
 	if (o.json) { /* it must be writable before CMD starts */
 		fd = open(o.json, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 		if (fd < 0)

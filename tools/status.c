@@ -7,7 +7,9 @@
  * ALGORITHM DISKSIZE DATA COMPR TOTAL), vmstat's counter names (pswpout,
  * swpout and swpout_fallback per order, swpin), resident bytes against
  * the limit. --json prints the objects as one array; --watch repeats.
- * A socket nobody answers on (its process was killed) is removed.
+ * A socket of ours nobody listens on (its process was killed) is removed;
+ * one that does not answer within 2 s, or not with a status, is skipped
+ * and reported. The directory is read only if it is this user's alone.
  */
 #include "cli.h"
 #include "status_cmd.h"
@@ -18,7 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,8 +52,9 @@ static const char usage_text[] =
 "The sockets are in $XDG_RUNTIME_DIR/uswap, else /run/uswap for root, else\n"
 "/tmp/uswap-UID; only their owner (and root) can read them.\n"
 "\n"
-"Exit status: 0; 1 no such process publishes, or a socket could not be\n"
-"read; 2 usage error.\n";
+"Exit status: 0; 1 no such process publishes, a socket did not answer\n"
+"(within 2 s) or not with a status, or the directory is not this user's\n"
+"alone; 2 usage error.\n";
 
 enum { OPT_JSON = 256, OPT_WATCH };
 
@@ -74,16 +80,19 @@ static int parse_opts(int argc, char **argv, struct status_opts *o)
 	while ((opt = cli_next_option(CMD, argc, argv, ":h", long_options, usage_text)) > 0) {
 		if (opt == OPT_JSON)
 			o->json = true;
-		else if (opt == OPT_WATCH && (cli_parse_seconds(optarg, &o->watch) || o->watch <= 0))
-			return cli_usage_error(CMD, "--watch '%s': want seconds > 0", optarg);
+		else if (opt == OPT_WATCH && (cli_parse_seconds(optarg, &o->watch) ||
+					      o->watch <= 0 || o->watch > 86400))
+			return cli_usage_error(CMD, "--watch '%s': want seconds, 0 to 86400", optarg);
 	}
 	if (opt != CLI_OPT_END)
 		return opt == CLI_OPT_HELP ? -1 : CLI_EXIT_USAGE;
 	if (optind < argc) {
 		char *end;
 
+		errno = 0;
 		o->pid = strtol(argv[optind], &end, 10);
-		if (*end || o->pid <= 0 || optind + 1 < argc)
+		if (*end || errno || o->pid <= 0 || o->pid > INT32_MAX || optind + 1 < argc ||
+		    argv[optind][0] < '0' || argv[optind][0] > '9')
 			return cli_usage_error(CMD, "want at most one PID, got '%s'", argv[optind]);
 	}
 	return 0;
@@ -93,12 +102,46 @@ static int parse_opts(int argc, char **argv, struct status_opts *o)
  * Reading one socket
  * ---------------------------------------------------------------------- */
 
+/* @o if it has the shape the agent writes (agent.c), else NULL (freed):
+ * an object with a positive pid, arrays where arrays go, numbers >= 0. */
+static json_object *valid(json_object *o)
+{
+	static const char *const arrays[] = { "swpout", "swpout_fallback", "devices" };
+	json_object *v;
+
+	if (!o || !json_object_is_type(o, json_type_object) ||
+	    !json_object_object_get_ex(o, "pid", &v) || !json_object_is_type(v, json_type_int) ||
+	    json_object_get_int64(v) <= 0)
+		goto bad;
+	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
+		if (!json_object_object_get_ex(o, arrays[i], &v) ||
+		    !json_object_is_type(v, json_type_array))
+			goto bad;
+		for (size_t k = 0; i < 2 && k < json_object_array_length(v); k++) {
+			json_object *e = json_object_array_get_idx(v, k);
+
+			if (!json_object_is_type(e, json_type_int) || json_object_get_int64(e) < 0)
+				goto bad;
+		}
+		for (size_t k = 0; i == 2 && k < json_object_array_length(v); k++)
+			if (!json_object_is_type(json_object_array_get_idx(v, k),
+						 json_type_object))
+				goto bad;
+	}
+	return o;
+bad:
+	json_object_put(o);
+	return NULL;
+}
+
 /* The object @path serves, or NULL with errno (ECONNREFUSED: nobody
  * listens there any more). */
 static json_object *ask(const char *path)
 {
+	const struct timeval timeout = { .tv_sec = 1 };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char buf[65536];
+	uint64_t deadline = cli_now_ns() + 2000000000ull;
+	char buf[1 << 18];
 	size_t len = 0;
 	ssize_t n;
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -111,6 +154,10 @@ static json_object *ask(const char *path)
 		return NULL;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
+	/* A process that does not answer within a second is skipped: one
+	 * stuck server must not hold up the others. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		int err = errno;
 
@@ -118,12 +165,15 @@ static json_object *ask(const char *path)
 		errno = err;
 		return NULL;
 	}
-	while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+	/* One line: a connection a forked child still holds open never
+	 * ends, so the newline ends the read, not EOF. */
+	while (len < sizeof(buf) - 1 && !memchr(buf, '\n', len) && cli_now_ns() < deadline &&
+	       (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
 		len += (size_t)n;
 	close(fd);
 	buf[len] = '\0';
 	errno = EPROTO;
-	return len ? json_tokener_parse(buf) : NULL;
+	return len ? valid(json_tokener_parse(buf)) : NULL;
 }
 
 /* ------------------------------------------------------------------------
@@ -166,7 +216,7 @@ static int64_t pages_of(json_object *o, const char *key)
 	int64_t pages = 0;
 
 	if (json_object_object_get_ex(o, key, &a))
-		for (size_t i = 0; i < json_object_array_length(a); i++)
+		for (size_t i = 0; i < json_object_array_length(a) && i < 10; i++)
 			pages += json_object_get_int64(json_object_array_get_idx(a, i)) << i;
 	return pages;
 }
@@ -239,12 +289,13 @@ static void print_one(json_object *o)
 
 /* Every answering process's object (or @pid's) into @all. Return: how
  * many answered; sockets nobody listens on are removed. */
-static int collect(const char *dir, long pid, json_object *all)
+static int collect(const char *dir, long pid, json_object *all, int *unreadable)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	int found = 0;
 
+	*unreadable = 0;
 	if (!d)
 		return 0;
 	while ((e = readdir(d))) {
@@ -257,8 +308,15 @@ static int collect(const char *dir, long pid, json_object *all)
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		o = ask(path);
 		if (!o) {
-			if (errno == ECONNREFUSED) /* its process is gone */
+			struct stat st;
+
+			/* A socket of ours nobody listens on: its process is
+			 * gone. Nothing else is ever removed. */
+			if (errno == ECONNREFUSED && !lstat(path, &st) && S_ISSOCK(st.st_mode) &&
+			    st.st_uid == geteuid())
 				unlink(path);
+			else if (errno != ECONNREFUSED)
+				(*unreadable)++;
 			continue;
 		}
 		json_object_array_add(all, o);
@@ -271,20 +329,44 @@ static int collect(const char *dir, long pid, json_object *all)
 static int show(const struct status_opts *o, const char *dir)
 {
 	json_object *all = json_object_new_array();
-	int found = collect(dir, o->pid, all);
+	int unreadable, found = collect(dir, o->pid, all, &unreadable);
 
 	if (o->json) {
 		printf("%s\n", json_object_to_json_string_ext(all, JSON_C_TO_STRING_PLAIN));
+	} else if (!found && o->pid) {
+		printf("no uswap run program with PID %ld publishes its status in %s\n",
+		       o->pid, dir);
 	} else if (!found) {
-		printf("no uswap run program %s%.0ld publishes its status in %s\n",
-		       o->pid ? "with PID " : "", o->pid, dir);
+		printf("no uswap run program publishes its status in %s\n", dir);
 	} else {
 		for (size_t i = 0; i < json_object_array_length(all); i++)
 			print_one(json_object_array_get_idx(all, i));
 	}
+	if (unreadable)
+		fprintf(stderr, "uswap status: %d socket%s in %s did not answer, or not with "
+			"a uswap status\n", unreadable, unreadable > 1 ? "s" : "", dir);
 	json_object_put(all);
 	fflush(stdout);
+	if (unreadable)
+		return CLI_EXIT_RUNTIME;
 	return found || (!o->pid && o->json) ? 0 : CLI_EXIT_RUNTIME;
+}
+
+/* The directory must be what the agents make (<uswap/status.h>): ours,
+ * a real directory, closed to others; a missing one just has nobody. */
+static int check_dir(const char *dir)
+{
+	struct stat st;
+
+	if (lstat(dir, &st))
+		return errno == ENOENT ? 0 : cli_runtime_error(CMD, "%s: %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return cli_runtime_error(CMD, "%s is not a directory (a symlink?): not read", dir);
+	if (st.st_uid != geteuid() || (st.st_mode & 077))
+		return cli_runtime_error(CMD, "%s is not this user's alone (owner uid %u, mode "
+					 "%04o): not read", dir, (unsigned int)st.st_uid,
+					 (unsigned int)(st.st_mode & 07777));
+	return 0;
 }
 
 int cmd_status(int argc, char **argv)
@@ -297,6 +379,8 @@ int cmd_status(int argc, char **argv)
 		return rc < 0 ? CLI_EXIT_OK : rc;
 	if (uswap_status_dir(dir, sizeof(dir)))
 		return cli_runtime_error(CMD, "the status directory's path is too long");
+	if ((rc = check_dir(dir)))
+		return rc;
 	for (;;) {
 		if (o.watch && !o.json)
 			printf("--- %s", ctime(&(time_t){ time(NULL) }));

@@ -41,13 +41,32 @@ struct start {
 	void *arg;
 };
 
+/* Internal threads created, and those past glibc's start-up: a new
+ * thread reads the locale (__ctype_init) before its function runs, and
+ * the program's setlocale() put the locale's data in the region. A fork
+ * child adopts the region only once its new pager threads are past that
+ * read: a handler that faulted there would wait for itself. */
+static _Atomic unsigned int threads_created, threads_started;
+
 static void *internal_thread(void *arg)
 {
 	struct start s = *(struct start *)arg;
 
 	t_internal = 1;
 	free(arg);
+	atomic_fetch_add_explicit(&threads_started, 1, memory_order_release);
 	return s.fn(s.arg);
+}
+
+/* Wait (at most 5 s) until every internal thread created has started. */
+static void wait_threads_started(void)
+{
+	for (int i = 0; i < 50000; i++) {
+		if (atomic_load_explicit(&threads_started, memory_order_acquire) >=
+		    atomic_load_explicit(&threads_created, memory_order_relaxed))
+			return;
+		usleep(100);
+	}
 }
 
 /* A pager thread gets a stack of its own, never one from glibc's cache:
@@ -98,7 +117,11 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 		return EAGAIN;
 	s->fn = fn;
 	s->arg = arg;
-	return real(th, attr ? attr : own_stack(), internal_thread, s);
+	int rc = real(th, attr ? attr : own_stack(), internal_thread, s);
+
+	if (!rc)
+		atomic_fetch_add_explicit(&threads_created, 1, memory_order_relaxed);
+	return rc;
 }
 
 int agent_thread_create(pthread_t *th, void *(*fn)(void *), void *arg)
@@ -233,7 +256,12 @@ __attribute__((constructor)) static void agent_start(void)
 		pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
 		atexit(agent_exit);
 		atomic_store_explicit(&agent.ready, true, memory_order_release);
-		agent_status_start(); /* optional: `uswap status` sees none */
+		/* Optional (`uswap status` just does not list us), but a
+		 * directory someone else could read is worth a line. */
+		if (agent_status_start() == -EPERM &&
+		    (pid_t)env_u64(AGENT_ENV_ROOT, 0) == getpid())
+			fprintf(stderr, "uswap run: agent: the status directory is not this "
+				"user's alone (owner, mode, or a symlink): not published there\n");
 	}
 	t_internal--;
 }
@@ -274,6 +302,8 @@ static int child_pager(void)
 	int rc;
 
 	uswap_pager_forget(agent.p); /* with the old instance: never freed */
+	atomic_store(&threads_created, 0); /* the parent's are not here */
+	atomic_store(&threads_started, 0);
 	agent.p = NULL;
 	agent.u = NULL;
 	if ((rc = uswap_create(NULL, &agent.u)))
@@ -293,6 +323,7 @@ static int child_pager(void)
 		return -ENODEV;
 	if ((rc = start_pager()))
 		return rc;
+	wait_threads_started();
 	/* mimalloc's use of the region ends at base + size; the old region
 	 * had an arena's alignment of slack beyond, so a whole folio fits. */
 	size_t folio = (size_t)USWAP_PAGE_SIZE << agent.order;
