@@ -19,6 +19,10 @@ helper=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/uswap-run-test.XXXXXX")
 trap 'rm -rf "$dir"' EXIT INT TERM
 fail() { echo "FAIL: $*"; exit 1; }
+# Status sockets of the programs run here (a killed one leaves its file)
+# stay in the test's own directory.
+mkdir -m 700 "$dir/xdg"
+export XDG_RUNTIME_DIR="$dir/xdg"
 
 "$uswap" run --limit 8M -- true 2> "$dir/probe.err"
 rc=$?
@@ -141,7 +145,6 @@ fi
 
 # 4. uswap status: a live program's state, owner-only, stale sockets removed.
 if command -v python3 > /dev/null; then
-	mkdir -m 700 "$dir/xdg"
 	XDG_RUNTIME_DIR="$dir/xdg" "$uswap" run --limit 16M -- python3 -c '
 import os, sys, time
 d = bytearray(os.urandom(1 << 20)) * 48
