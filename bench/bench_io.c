@@ -79,6 +79,11 @@ static const char usage_text[] =
 "                      generated text that lz4 compresses about 2-3x)\n"
 "  --repeat N          measure each row and its limit N times, 1..15, and\n"
 "                      report the medians (default 3)\n"
+"  --batch N           folios per call, 1..256 (default 1: uswap_swap_out\n"
+"                      and uswap_swap_in one folio at a time; more:\n"
+"                      uswap_swap_out_batch and uswap_swap_in_batch, and\n"
+"                      fio on a file runs ioengine io_uring at iodepth\n"
+"                      min(N, 32), the file device's default queue depth)\n"
 "\n"
 "Output:\n"
 "  --json              print one JSON object on stdout (no progress line\n"
@@ -102,7 +107,7 @@ static const char usage_text[] =
 enum {
 	OPT_DEVICE = 256, OPT_FILE, OPT_MAKE_FILE, OPT_FILE_SIZE, OPT_KEEP,
 	OPT_DROP_CACHES, OPT_ORDERS, OPT_THREADS, OPT_SIZE, OPT_DATA, OPT_REPEAT,
-	OPT_JSON,
+	OPT_BATCH, OPT_JSON,
 };
 
 static const struct option long_options[] = {
@@ -117,6 +122,7 @@ static const struct option long_options[] = {
 	{ "size",        required_argument, NULL, OPT_SIZE },
 	{ "data",        required_argument, NULL, OPT_DATA },
 	{ "repeat",      required_argument, NULL, OPT_REPEAT },
+	{ "batch",       required_argument, NULL, OPT_BATCH },
 	{ "json",        no_argument,       NULL, OPT_JSON },
 	{ "help",        no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -138,6 +144,7 @@ static void opts_default(struct bench_io_opts *o)
 	o->size_bytes = DEFAULT_SIZE;
 	o->file_size = DEFAULT_FILE_SIZE;
 	o->repeat = DEFAULT_REPEAT;
+	o->batch = 1;
 }
 
 static int parse_size_opt(const char *s, uint64_t min, uint64_t *out)
@@ -209,6 +216,8 @@ static int apply_option(struct bench_io_opts *o, int opt, char *arg)
 		return *arg ? 0 : -EINVAL;
 	case OPT_REPEAT:
 		return cli_parse_uint(arg, 1, BENCH_IO_MAX_REPEAT, &o->repeat);
+	case OPT_BATCH:
+		return cli_parse_uint(arg, 1, BENCH_IO_MAX_BATCH, &o->batch);
 	case OPT_JSON:
 		o->json = true;
 		return 0;
@@ -224,6 +233,7 @@ static const char *option_hint(int opt)
 	case OPT_SIZE:      return "a multiple of 4K, at least 1M";
 	case OPT_FILE_SIZE: return "a multiple of 4K, at least 8M";
 	case OPT_REPEAT:    return "1..15";
+	case OPT_BATCH:     return "1..256";
 	}
 	return "a non-empty path";
 }
@@ -568,6 +578,7 @@ static int bench_io(const struct bench_io_opts *o)
 					goto out;
 				rows[r].order = (unsigned int)o->orders[k];
 				rows[r].threads = (unsigned int)o->threads[t];
+				rows[r].batch = o->batch;
 				rows[r].bytes = o->size_bytes;
 			}
 	rc = bench_io_data_init(&data, o->size_bytes, o->data_path, err, sizeof(err));

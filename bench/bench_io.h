@@ -28,6 +28,7 @@
 
 #define BENCH_IO_MAX_DEVICES 32
 #define BENCH_IO_MAX_THREADS 64
+#define BENCH_IO_MAX_BATCH   256
 #define BENCH_IO_ERR_LEN     512
 /* Room for one compressed page of either codec (LZ4/ZSTD_COMPRESSBOUND
  * of 4 KiB are 4128 and 4174 bytes), cache-line aligned. */
@@ -50,6 +51,8 @@ struct bench_io_opts {
 	bool keep;                  /* --keep: leave the made file */
 	bool drop_caches;           /* --drop-caches before file reads */
 	unsigned int repeat;        /* repetitions per row, median (=3) */
+	unsigned int batch;         /* folios per swap call (=1: the single
+				       calls; more: the batch calls) */
 	bool json;
 };
 
@@ -102,6 +105,7 @@ struct bench_io_row {
 	bool direct;                /* file: O_DIRECT */
 	unsigned int order;
 	unsigned int threads;
+	unsigned int batch;         /* folios per swap call (opts.batch) */
 	uint64_t bytes;             /* moved each way */
 	double swapout_s, swapin_s; /* wall time of each phase */
 	double swapout_mbps, swapin_mbps;
@@ -122,6 +126,9 @@ struct bench_io_row {
 	uint64_t swpin_cached;      /* swap-ins served by the swap cache */
 	uint64_t write_errors;      /* failed device writes (retried) */
 	uint64_t read_errors;
+	/* Per swapped-out folio, last repetition (counts, not times): */
+	double cluster_locks_out;   /* cluster-lock acquisitions */
+	double shared_locks_out;    /* device and global lock acquisitions */
 	unsigned int rep;           /* repetition being measured (0-based) */
 	unsigned int nr_runs;       /* repetitions done; figures are medians */
 	struct bench_io_sample run[BENCH_IO_MAX_REPEAT];

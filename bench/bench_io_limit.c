@@ -434,6 +434,8 @@ static void first_line(const char *out, char *note, size_t len)
 	snprintf(note, len, "%.*s", (int)strcspn(s, "\n"), s);
 }
 
+#define FILE_QUEUE_DEPTH 32u /* file devices' default (dev/file.h) */
+
 struct fio_job {
 	const char *path;
 	bool direct;
@@ -443,6 +445,7 @@ struct fio_job {
 	unsigned int threads;
 	uint64_t share;       /* bytes per job */
 	unsigned int runtime_s;
+	unsigned int iodepth; /* 1: psync; more: io_uring at this depth */
 };
 
 /* One fio run. Return: MB/s, or NAN with @note set. */
@@ -474,7 +477,13 @@ static double fio_run(const struct fio_job *j, char *note, size_t notelen)
 	argv[n++] = filename;
 	for (int i = 0; i < 9; i++)
 		argv[n++] = a[i];
-	argv[n++] = "--ioengine=psync";
+	if (j->iodepth > 1) {
+		snprintf(a[9], sizeof(a[9]), "--iodepth=%u", j->iodepth);
+		argv[n++] = "--ioengine=io_uring";
+		argv[n++] = a[9];
+	} else {
+		argv[n++] = "--ioengine=psync";
+	}
 	argv[n++] = "--group_reporting";
 	argv[n++] = "--allow_file_create=0";
 	argv[n++] = "--output-format=json";
@@ -583,6 +592,9 @@ static int limit_fio(struct bench_io_data *d, struct bench_io_row *row,
 		.bs = (size_t)USWAP_PAGE_SIZE << row->order,
 		.threads = row->threads,
 		.runtime_s = FIO_SEQ_RUNTIME_S,
+		/* The file device's default queue depth caps a batch's
+		 * requests in flight. */
+		.iodepth = row->batch > FILE_QUEUE_DEPTH ? FILE_QUEUE_DEPTH : row->batch,
 	};
 	struct limit_key k = { .threads = row->threads, .bytes = row->bytes,
 			       .rep = row->rep };
@@ -594,8 +606,9 @@ static int limit_fio(struct bench_io_data *d, struct bench_io_row *row,
 	row->limit_in_what = "fio seq read";
 	j.share = row->bytes / row->threads / j.bs * j.bs;
 	snprintf(row->fio.params, sizeof(row->fio.params),
-		 "ioengine=psync numjobs=%u bs=%zu (random: 4096) size=%llu per job "
-		 "direct=%d invalidate=%d", row->threads, j.bs,
+		 "ioengine=%s iodepth=%u numjobs=%u bs=%zu (random: 4096) size=%llu "
+		 "per job direct=%d invalidate=%d", j.iodepth > 1 ? "io_uring" : "psync",
+		 j.iodepth ? j.iodepth : 1, row->threads, j.bs,
 		 (unsigned long long)j.share, row->direct, drop_caches);
 	rc = loop_io(d, row, path, drop_caches, err, errlen);
 	if (rc)

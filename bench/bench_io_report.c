@@ -120,9 +120,9 @@ static void print_limits(const struct bench_io_row *rows, unsigned int nr)
 		printf("        pwrite/pread loop on the same buffers: %.1f / %.1f MB/s\n",
 		       r->fio.loop_write_mbps, r->fio.loop_read_mbps);
 		if (i + 1 == nr || strcmp(rows[i + 1].kind, "file"))
-			printf("        fio: ioengine psync, one job per thread on its "
+			printf("        fio: %s, one job per thread on its "
 			       "share, block = folio;\n        page cache %s before "
-			       "swap-in and fio's reads\n", r->drop_caches ?
+			       "swap-in and fio's reads\n", r->fio.params, r->drop_caches ?
 			       "dropped" : "NOT dropped (no --drop-caches)");
 	}
 }
@@ -166,10 +166,15 @@ void bench_io_print_table(const struct bench_io_opts *opts,
 	else
 		printf("every figure is from one run (--repeat 1)\n");
 	printf("data: %s%s\n", d->source, d->generated ? "" : ", repeated");
+	printf("calls: %s\n", opts->batch > 1 ? "uswap_swap_out_batch / uswap_swap_in_batch"
+	       : "uswap_swap_out / uswap_swap_in, one folio each");
+	if (opts->batch > 1)
+		printf("batch: %u folios per call\n", opts->batch);
 	printf("machine: %ld CPUs, Linux %s %s%s%s\n\n", m->nproc, m->kernel, m->arch,
 	       m->cpu[0] ? ", " : "", m->cpu);
-	printf("%-16s %5s %7s %12s %9s %6s %12s %9s %6s\n", "backend", "order",
-	       "threads", "swapout MB/s", "limit", "%", "swapin MB/s", "limit", "%");
+	printf("%-16s %5s %7s %12s %9s %6s %12s %9s %6s %7s %6s\n", "backend", "order",
+	       "threads", "swapout MB/s", "limit", "%", "swapin MB/s", "limit", "%",
+	       "ci/out", "sh/out");
 	for (unsigned int i = 0; i < nr; i++) {
 		const struct bench_io_row *r = &rows[i];
 		bool is_short = r->bytes < opts->size_bytes;
@@ -182,10 +187,14 @@ void bench_io_print_table(const struct bench_io_opts *opts,
 		cell(r->swapin_mbps, 12, 1);
 		cell(r->limit_in_mbps, 9, 1);
 		cell(pct(r->swapin_mbps, r->limit_in_mbps), 6, 1);
+		cell(r->cluster_locks_out, 7, 2);
+		cell(r->shared_locks_out, 6, 2);
 		printf("%s%s%s\n", is_short ? " *" : "", r->swpin_cached ? " (cache hits)" : "",
 		       r->limit_note[0] && strcmp(r->limit_note, "fio not installed") ?
 		       " !" : "");
 	}
+	printf("ci/out, sh/out: cluster-lock and shared-lock (device, global) "
+	       "acquisitions per swapped-out folio\n");
 	if (short_rows)
 		printf("* moved less than --size: the device holds less\n");
 	for (unsigned int i = 0; i < nr; i++)
@@ -267,6 +276,9 @@ static void json_row(struct cli_json *j, const struct bench_io_row *r)
 		cli_json_string(j, "params", r->fio.params);
 		cli_json_object_close(j);
 	}
+	cli_json_u64(j, "batch", r->batch);
+	cli_json_double(j, "cluster_locks_per_swapout", r->cluster_locks_out);
+	cli_json_double(j, "shared_locks_per_swapout", r->shared_locks_out);
 	cli_json_u64(j, "swpin_cached", r->swpin_cached);
 	cli_json_u64(j, "write_errors", r->write_errors);
 	cli_json_u64(j, "read_errors", r->read_errors);

@@ -288,6 +288,7 @@ struct measure {
 	const struct bench_io_data *d;
 	unsigned int order;
 	unsigned int threads;
+	unsigned int batch;           /* folios per call */
 	size_t folio_bytes;
 	uint64_t nr_folios;
 	uint64_t *entries;            /* uswap_entry_t.val per folio */
@@ -306,26 +307,84 @@ static void share(const struct measure *m, unsigned int i, uint64_t *first,
 	*end = m->nr_folios * (i + 1) / m->threads;
 }
 
+/* Note a thread's first error; it ends every thread's share. */
+static void thread_failed(struct measure *m, unsigned int i, int err, uint64_t folio)
+{
+	m->t[i].err = err;
+	m->t[i].folio = folio;
+	atomic_store(&m->failed, true);
+}
+
+/* Folios [f, f + n) of the thread's share, out in one batch call. */
+static bool swap_out_batch(struct measure *m, unsigned int i, uint64_t f, unsigned int n)
+{
+	struct uswap_swap_io io[BENCH_IO_MAX_BATCH];
+
+	for (unsigned int j = 0; j < n; j++)
+		io[j] = (struct uswap_swap_io){
+			.pages = m->d->src + (f + j) * m->folio_bytes, .order = m->order,
+		};
+	if (uswap_swap_out_batch(m->u, io, n, 0) != (int)n) {
+		for (unsigned int j = 0; j < n; j++)
+			if (io[j].result) {
+				thread_failed(m, i, io[j].result, f + j);
+				return false;
+			}
+	}
+	for (unsigned int j = 0; j < n; j++)
+		m->entries[f + j] = io[j].entry.val;
+	return true;
+}
+
 static void swap_out_share(void *arg, unsigned int i)
 {
 	struct measure *m = arg;
 	uint64_t f, end;
 
-	for (share(m, i, &f, &end); f < end; f++) {
-		uswap_entry_t e;
-		int rc = uswap_swap_out(m->u, m->d->src + f * m->folio_bytes,
-					m->order, 0, &e);
+	for (share(m, i, &f, &end); f < end;) {
+		uint64_t n = end - f < m->batch ? end - f : m->batch;
 
-		if (rc) {
-			m->t[i].err = rc;
-			m->t[i].folio = f;
-			atomic_store(&m->failed, true);
-			return;
+		if (m->batch > 1) {
+			if (!swap_out_batch(m, i, f, (unsigned int)n))
+				return;
+		} else {
+			uswap_entry_t e;
+			int rc = uswap_swap_out(m->u, m->d->src + f * m->folio_bytes,
+						m->order, 0, &e);
+
+			if (rc) {
+				thread_failed(m, i, rc, f);
+				return;
+			}
+			m->entries[f] = e.val;
 		}
-		m->entries[f] = e.val;
-		if ((f & 255) == 0 && atomic_load_explicit(&m->failed, memory_order_relaxed))
+		f += n;
+		if (atomic_load_explicit(&m->failed, memory_order_relaxed))
 			return;
 	}
+}
+
+/* Folios [f, f + n) back in one batch call. Return: swap cache hits, or
+ * -1 after an error. */
+static int swap_in_batch(struct measure *m, unsigned int i, uint64_t f, unsigned int n)
+{
+	struct uswap_swap_io io[BENCH_IO_MAX_BATCH];
+	int cached = 0;
+
+	for (unsigned int j = 0; j < n; j++)
+		io[j] = (struct uswap_swap_io){
+			.pages = m->d->dst + (f + j) * m->folio_bytes, .order = m->order,
+			.entry = { m->entries[f + j] },
+		};
+	uswap_swap_in_batch(m->u, io, n);
+	for (unsigned int j = 0; j < n; j++) {
+		if (io[j].result < 0) {
+			thread_failed(m, i, io[j].result, f + j);
+			return -1;
+		}
+		cached += io[j].result == 1;
+	}
+	return cached;
 }
 
 static void swap_in_share(void *arg, unsigned int i)
@@ -333,17 +392,27 @@ static void swap_in_share(void *arg, unsigned int i)
 	struct measure *m = arg;
 	uint64_t f, end, cached = 0;
 
-	for (share(m, i, &f, &end); f < end; f++) {
-		uswap_entry_t e = { m->entries[f] };
-		int rc = uswap_swap_in(m->u, e, m->order, m->d->dst + f * m->folio_bytes);
+	for (share(m, i, &f, &end); f < end;) {
+		uint64_t n = end - f < m->batch ? end - f : m->batch;
 
-		if (rc < 0) {
-			m->t[i].err = rc;
-			m->t[i].folio = f;
-			atomic_store(&m->failed, true);
-			break;
+		if (m->batch > 1) {
+			int rc = swap_in_batch(m, i, f, (unsigned int)n);
+
+			if (rc < 0)
+				break;
+			cached += (uint64_t)rc;
+		} else {
+			uswap_entry_t e = { m->entries[f] };
+			int rc = uswap_swap_in(m->u, e, m->order,
+					       m->d->dst + f * m->folio_bytes);
+
+			if (rc < 0) {
+				thread_failed(m, i, rc, f);
+				break;
+			}
+			cached += rc == 1;
 		}
-		cached += rc == 1;
+		f += n;
 	}
 	atomic_fetch_add(&m->cached, cached);
 }
@@ -413,6 +482,19 @@ static int stats(struct uswap *u, struct uswap_stats *st)
 	return uswap_stats_get(u, st);
 }
 
+/* Lock acquisitions per swapped-out folio between two snapshots. */
+static void lock_counts(struct bench_io_row *row, const struct uswap_stats *a,
+			const struct uswap_stats *b, uint64_t folios)
+{
+	const struct uswap_lock_stats *la = a->locks, *lb = b->locks;
+	uint64_t shared = lb[USWAP_LOCK_DEVICE].acquired - la[USWAP_LOCK_DEVICE].acquired +
+			  lb[USWAP_LOCK_GLOBAL].acquired - la[USWAP_LOCK_GLOBAL].acquired;
+
+	row->cluster_locks_out = (double)(lb[USWAP_LOCK_CLUSTER].acquired -
+					  la[USWAP_LOCK_CLUSTER].acquired) / (double)folios;
+	row->shared_locks_out = (double)shared / (double)folios;
+}
+
 static int free_all(struct measure *m, char *err, size_t errlen)
 {
 	for (uint64_t f = 0; f < m->nr_folios; f++) {
@@ -433,7 +515,7 @@ int bench_io_measure(struct bench_io_data *d, struct bench_io_row *row,
 {
 	struct measure *m;
 	struct uswap_device_info info;
-	struct uswap_stats before, after;
+	struct uswap_stats before, mid, after;
 	uint64_t cap;
 	int type, rc;
 
@@ -443,6 +525,7 @@ int bench_io_measure(struct bench_io_data *d, struct bench_io_row *row,
 	m->d = d;
 	m->order = row->order;
 	m->threads = row->threads;
+	m->batch = row->batch ? row->batch : 1;
 	m->folio_bytes = (size_t)USWAP_PAGE_SIZE << row->order;
 
 	rc = uswap_create(NULL, &m->u);
@@ -492,6 +575,12 @@ int bench_io_measure(struct bench_io_data *d, struct bench_io_row *row,
 	rc = thread_error(m, "swap_out", err, errlen);
 	if (rc)
 		goto out; /* uswap_destroy() drops what was swapped out */
+	rc = stats(m->u, &mid);
+	if (rc) {
+		snprintf(err, errlen, "uswap_stats_get: %s", cli_errno_name(rc));
+		goto out;
+	}
+	lock_counts(row, &before, &mid, m->nr_folios);
 
 	memset(d->dst, 0, row->bytes);
 	row->drop_caches = drop_caches;

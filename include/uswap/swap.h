@@ -56,6 +56,49 @@ USWAP_API int uswap_swap_out(struct uswap *u, const void *pages, unsigned int or
 USWAP_API int uswap_swap_in(struct uswap *u, uswap_entry_t entry, unsigned int order,
 			    void *buf);
 
+/* One folio of a batch call (uswap_swap_out_batch(), uswap_swap_in_batch()). */
+struct uswap_swap_io {
+	void *pages;          /* 2^order * USWAP_PAGE_SIZE bytes: read by
+				 swap-out (not kept), filled by swap-in */
+	unsigned int order;   /* 0..9 */
+	uswap_entry_t entry;  /* swap-out: set when result is 0;
+				 swap-in: the folio to read */
+	int result;           /* set by the call, as the single call returns */
+};
+
+/*
+ * uswap_swap_out_batch() - uswap_swap_out() of @nr folios in one call:
+ * slots are allocated for all of them, the writes go to each device
+ * together (a file: one io_uring submission per queue depth of them;
+ * zram compresses on the calling thread), and the call returns when
+ * every write has completed. Each folio gets its own answer in
+ * ios[i].result (0 with ios[i].entry, or the -errno uswap_swap_out()
+ * would return) and nothing is lost when some writes fail: those folios
+ * are retried on other devices, as uswap_swap_out() retries. @flags as
+ * uswap_swap_out(), for every folio.
+ * Return: the number of folios stored (result 0); -EINVAL (@ios NULL, a
+ * folio with no pages or order > 9, unknown flags: nothing was done).
+ * Context: any thread; sleeps on the devices' I/O. Costs two cluster-lock
+ * round trips per folio: allocation and the swap cache insert under one,
+ * the commit after the write under the other.
+ */
+USWAP_API int uswap_swap_out_batch(struct uswap *u, struct uswap_swap_io *ios,
+				   unsigned int nr, unsigned int flags);
+
+/*
+ * uswap_swap_in_batch() - uswap_swap_in() of @nr folios in one call: the
+ * cached ones are copied from the swap cache, the rest read from their
+ * devices together (swap readahead's use), and the call returns when all
+ * are in. ios[i].result is 1 (swap cache hit), 0 (read from the device),
+ * -EIO (that folio's read failed: its buffer holds nothing valid; the
+ * others are unaffected), -ENOENT or -EINVAL (that entry).
+ * Return: the number of folios read (result >= 0); -EINVAL (@ios NULL, a
+ * folio with no buffer or order > 9: nothing was done).
+ * Context: any thread; sleeps on I/O.
+ */
+USWAP_API int uswap_swap_in_batch(struct uswap *u, struct uswap_swap_io *ios,
+				  unsigned int nr);
+
 /*
  * uswap_swap_free() - drop one reference to each slot of the folio
  * (free_swap_and_cache()): slots left without references lose any cached

@@ -45,6 +45,21 @@ static void cursor_advance(struct alloc_ctx *ctx, struct swap_device *si,
 	cluster_relocate(si, ci, ctx->st);
 }
 
+/* Take 2^@order slots of the locked cluster @ci and run the caller's hook
+ * on them while the lock is still held. */
+static uint32_t take_range(struct alloc_ctx *ctx, struct swap_device *si,
+			   struct swap_cluster_info *ci, uint32_t start,
+			   unsigned int order, bool wrap)
+{
+	uint32_t off = cluster_alloc_range(si, ci, start, order, wrap);
+
+	if (off && ctx->hook) {
+		ctx->hook->fn(ctx->hook, si, ci, off);
+		ctx->hook->ran = true;
+	}
+	return off;
+}
+
 /*
  * alloc_fast() - allocate from this CPU's current cluster of @order on @si.
  * Takes only that cluster's lock. The cluster may have changed hands since
@@ -69,7 +84,7 @@ static uint32_t alloc_fast(struct alloc_ctx *ctx, struct swap_device *si,
 		*next = 0;
 		return 0;
 	}
-	off = cluster_alloc_range(si, ci, *next, order, true /* wrap */);
+	off = take_range(ctx, si, ci, *next, order, true /* wrap */);
 	cursor_advance(ctx, si, ci, off, order, next);
 	ci_unlock(ci);
 	return off;
@@ -80,8 +95,7 @@ static uint32_t alloc_fast(struct alloc_ctx *ctx, struct swap_device *si,
 static uint32_t take_cluster(struct alloc_ctx *ctx, struct swap_device *si,
 			     struct swap_cluster_info *ci, unsigned int order)
 {
-	uint32_t off = cluster_alloc_range(si, ci, cluster_first(si, ci), order,
-					   false);
+	uint32_t off = take_range(ctx, si, ci, cluster_first(si, ci), order, false);
 
 	cursor_advance(ctx, si, ci, off, order, ctx->next);
 	ci_unlock(ci);
@@ -117,7 +131,7 @@ static uint32_t steal_from_list(struct alloc_ctx *ctx, struct swap_device *si,
 	uint32_t off;
 
 	while (budget-- && (ci = cluster_isolate(si, l, ctx->st))) {
-		off = cluster_alloc_range(si, ci, cluster_first(si, ci), 0, false);
+		off = take_range(ctx, si, ci, cluster_first(si, ci), 0, false);
 		cluster_relocate(si, ci, ctx->st);
 		ci_unlock(ci);
 		if (off)
@@ -142,7 +156,7 @@ static uint32_t steal_any(struct alloc_ctx *ctx, struct swap_device *si)
 		ci_lock(ci, ctx->st);
 		if (ci->flags != CLUSTER_FLAG_FREE && ci->flags != CLUSTER_FLAG_DISCARD &&
 		    ci->flags != CLUSTER_FLAG_DISCARDING && ci->count < CLUSTER_SLOTS) {
-			off = cluster_alloc_range(si, ci, cluster_first(si, ci), 0, false);
+			off = take_range(ctx, si, ci, cluster_first(si, ci), 0, false);
 			if (ci->count == CLUSTER_SLOTS && ci->flags != CLUSTER_FLAG_PERCPU)
 				cluster_move(si, ci, CLUSTER_FLAG_FULL, ctx->st);
 		}
@@ -253,8 +267,10 @@ static void global_cursor_drop(struct alloc_ctx *ctx, unsigned int order)
 static void slot_cache_fill(struct alloc_ctx *ctx, struct swap_device *si)
 {
 	struct slot_cache *sc = ctx->pc->slot_cache;
+	struct alloc_hook *hook = ctx->hook;
 	uint32_t off;
 
+	ctx->hook = NULL; /* the hook is for the slot returned, not these */
 	sc->head = sc->nr = 0;
 	while (sc->nr < USWAP_SLOT_CACHE_SLOTS) {
 		off = alloc_fast(ctx, si, 0, ctx->next);
@@ -268,6 +284,7 @@ static void slot_cache_fill(struct alloc_ctx *ctx, struct swap_device *si)
 	}
 	atomic_fetch_add(&si->cached_slots, sc->nr);
 	stat_inc(&ctx->st->slot_cache_refills);
+	ctx->hook = hook;
 }
 
 /*
@@ -540,7 +557,13 @@ static __cold int alloc_after_discard(struct alloc_ctx *ctx, unsigned int order,
 	return rc;
 }
 
-USWAP_API int uswap_alloc(struct uswap *u, unsigned int order, uswap_entry_t *entry)
+/*
+ * alloc_hooked() - uswap_alloc() that runs @hook (may be NULL) under the
+ * cluster lock of the slots it returns (see struct alloc_hook).
+ * Return and context: as uswap_alloc().
+ */
+int alloc_hooked(struct uswap *u, unsigned int order, uswap_entry_t *entry,
+		 struct alloc_hook *hook)
 {
 	struct alloc_ctx ctx;
 	struct uswap_pcpu *pc;
@@ -557,6 +580,9 @@ USWAP_API int uswap_alloc(struct uswap *u, unsigned int order, uswap_entry_t *en
 	ctx.use_paused = ctx.skipped_paused = false;
 	ctx.discard_si = NULL;
 	ctx.sync_discard = ctx.no_discard = false;
+	ctx.hook = hook;
+	if (hook)
+		hook->ran = false;
 	spin_lock(&pc->lock, lstat(ctx.st, USWAP_LOCK_PERCPU));
 
 	rcu_read_begin();
@@ -581,4 +607,9 @@ USWAP_API int uswap_alloc(struct uswap *u, unsigned int order, uswap_entry_t *en
 		stat_inc(&ctx.st->alloc_fail);
 	spin_unlock(&pc->lock);
 	return rc;
+}
+
+USWAP_API int uswap_alloc(struct uswap *u, unsigned int order, uswap_entry_t *entry)
+{
+	return alloc_hooked(u, order, entry, NULL);
 }

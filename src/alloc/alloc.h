@@ -122,6 +122,8 @@ int device_alloc(struct alloc_ctx *ctx, struct swap_device *si,
 		 unsigned int order, uint32_t *offset);
 void slot_cache_drain(struct uswap *u, struct uswap_pcpu *pc,
 		      struct swap_device *si, struct pcpu_stats *st);
+int alloc_hooked(struct uswap *u, unsigned int order, uswap_entry_t *entry,
+		 struct alloc_hook *hook);
 
 /* queue.c */
 int ring_set_rebuild(struct uswap *u);

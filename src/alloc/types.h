@@ -258,6 +258,21 @@ struct uswap {
 	char rcu_hb;                    /* TSan happens-before token (rcu.h) */
 };
 
+/*
+ * A caller's step run under the cluster lock of a successful allocation,
+ * so the slots never pass through an unlocked state between being taken
+ * and being entered in the swap cache (folio_alloc_swap() allocates and
+ * adds the folio to the swap table under one cluster lock). @fn gets the
+ * device, the cluster (locked) and the first slot; @ran says it ran. Not
+ * run for slots handed out of a slot cache (LOCKING_DEVICE), which were
+ * taken earlier: the caller then locks the cluster itself.
+ */
+struct alloc_hook {
+	void (*fn)(struct alloc_hook *h, struct swap_device *si,
+		   struct swap_cluster_info *ci, uint32_t off);
+	bool ran;
+};
+
 /* Everything one allocation carries down: the CPU it locked. */
 struct alloc_ctx {
 	struct uswap *u;
@@ -274,6 +289,7 @@ struct alloc_ctx {
 	struct swap_device *discard_si; /* BOUNDED: its only room waits */
 	bool sync_discard;   /* SYNC_ALL: an order-0 walk found nothing */
 	bool no_discard;     /* discarded already: walk without asking again */
+	struct alloc_hook *hook; /* NULL, or run on the slots returned */
 };
 
 #endif /* USWAP_ALLOC_TYPES_H */

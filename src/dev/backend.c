@@ -116,6 +116,19 @@ int backend_reap_sync(struct backend *b, unsigned int min_complete)
 	return 0;
 }
 
+int backend_submit_batch(struct backend *b, struct backend_io **ios, unsigned int n)
+{
+	if (b->ops->submit_batch)
+		return b->ops->submit_batch(b, ios, n);
+	for (unsigned int i = 0; i < n; i++) {
+		int rc = b->ops->submit(b, ios[i]);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /* Buffers come from callers and need not be 8-byte aligned: load and
  * store words through memcpy (one mov each once compiled). */
 static inline uint64_t load_word(const unsigned char *p)

@@ -66,6 +66,10 @@ struct backend_ops {
 	 * I/O use backend_submit_sync()/backend_reap_sync(). */
 	int (*submit)(struct backend *b, struct backend_io *io);
 	int (*reap)(struct backend *b, unsigned int min_complete);
+	/* Submit @n requests at once, as @n submits would, at the cost of
+	 * one (io_uring: one io_uring_submit per queue depth's worth). May
+	 * be NULL: backend_submit_batch() then calls submit for each. */
+	int (*submit_batch)(struct backend *b, struct backend_io **ios, unsigned int n);
 	/* Print backend-specific statistics (zram's mm_stat) as "key value"
 	 * lines; may be NULL. */
 	void (*print_stats)(struct backend *b, FILE *out);
@@ -95,6 +99,12 @@ struct backend {
 /* Helpers for backends whose I/O is synchronous (ram, zram): submit runs
  * the request at once and calls done(). */
 int backend_submit_sync(struct backend *b, struct backend_io *io);
+
+/* Submit @n requests through b->ops->submit_batch, or one by one when the
+ * backend has none. Return: 0, or the first submit's -errno (requests
+ * before it were submitted; those after it were not, and their done() is
+ * not called). */
+int backend_submit_batch(struct backend *b, struct backend_io **ios, unsigned int n);
 int backend_reap_sync(struct backend *b, unsigned int min_complete);
 
 /* Constructors (one per file in src/dev/). Return 0 and *out, or -errno

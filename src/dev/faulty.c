@@ -209,27 +209,24 @@ static int faulty_flush(struct backend *b)
 }
 
 /*
- * faulty_submit() - decide now; a failed request completes at once
- * (io->result -EIO, done() called before returning, buffer poisoned for
- * a read); an accepted one goes to the inner backend's submit unchanged.
- * Return: 0; -EINVAL (@io NULL); or the inner submit's return.
+ * faulty_decide() - decide @io's fate now. A failed request completes at
+ * once (io->result -EIO, done() called, buffer poisoned for a read), as
+ * does a bad or empty one. Return: true if it goes to the inner backend
+ * unchanged.
  */
-static int faulty_submit(struct backend *b, struct backend_io *io)
+static bool faulty_decide(struct faulty_backend *fy, struct backend_io *io)
 {
-	struct faulty_backend *fy = to_faulty(b);
 	uint64_t nr;
 	int rc;
 
-	if (io == NULL)
-		return -EINVAL;
 	switch (io->op) {
 	case BACKEND_READ:
 	case BACKEND_WRITE:
-		rc = backend_check_io(b, io->slot, io->order);
+		rc = backend_check_io(&fy->b, io->slot, io->order);
 		nr = UINT64_C(1) << (io->order <= USWAP_MAX_ORDER ? io->order : 0);
 		break;
 	case BACKEND_DISCARD:
-		rc = backend_check_range(b, io->slot, io->nr_slots);
+		rc = backend_check_range(&fy->b, io->slot, io->nr_slots);
 		nr = io->nr_slots;
 		if (rc == 0 && nr == 0)
 			rc = 1; /* a no-op: complete it, uncounted */
@@ -240,7 +237,7 @@ static int faulty_submit(struct backend *b, struct backend_io *io)
 		break;
 	}
 	if (rc == 0 && !inject(fy, io->op, io->slot, nr))
-		return fy->inner->ops->submit(fy->inner, io);
+		return true;
 	if (rc == 0) {
 		if (io->op == BACKEND_READ)
 			memset(io->buf, FAULTY_POISON, folio_bytes(io->order));
@@ -249,6 +246,46 @@ static int faulty_submit(struct backend *b, struct backend_io *io)
 	io->result = rc > 0 ? 0 : rc;
 	if (io->done != NULL)
 		io->done(io);
+	return false;
+}
+
+/*
+ * faulty_submit() - decide now (faulty_decide()); an accepted request
+ * goes to the inner backend's submit.
+ * Return: 0; -EINVAL (@io NULL); or the inner submit's return.
+ */
+static int faulty_submit(struct backend *b, struct backend_io *io)
+{
+	struct faulty_backend *fy = to_faulty(b);
+
+	if (io == NULL)
+		return -EINVAL;
+	if (faulty_decide(fy, io))
+		return fy->inner->ops->submit(fy->inner, io);
+	return 0;
+}
+
+/* faulty_submit_batch() - decide each request; the accepted ones go to
+ * the inner backend as one batch, in their order. */
+static int faulty_submit_batch(struct backend *b, struct backend_io **ios, unsigned int n)
+{
+	struct faulty_backend *fy = to_faulty(b);
+	struct backend_io *pass[64];
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (ios[i] == NULL)
+			return -EINVAL;
+		if (faulty_decide(fy, ios[i]))
+			pass[k++] = ios[i];
+		if (k == 64 || (i + 1 == n && k)) {
+			int rc = backend_submit_batch(fy->inner, pass, k);
+
+			if (rc)
+				return rc;
+			k = 0;
+		}
+	}
 	return 0;
 }
 
@@ -359,6 +396,7 @@ static const struct backend_ops faulty_ops = {
 	.discard = faulty_discard,
 	.flush = faulty_flush,
 	.submit = faulty_submit,
+	.submit_batch = faulty_submit_batch,
 	.reap = faulty_reap,
 	.print_stats = faulty_print_stats,
 	.close = faulty_close,

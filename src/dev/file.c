@@ -367,16 +367,18 @@ static int reap_some(struct file_backend *fb, unsigned int min_complete)
 	return (int)total;
 }
 
-/* Reserve one of the depth in-flight places, reaping (and so running
- * other requests' done()) while the ring is at its depth. Keeping at most
- * depth requests in flight keeps the CQ (2 * depth) from overflowing. */
-static void reserve_inflight(struct file_backend *fb)
+/* Reserve @k (<= depth) of the depth in-flight places at once, reaping
+ * (and so running other requests' done()) while they are not free.
+ * Keeping at most depth requests in flight keeps the CQ (2 * depth) from
+ * overflowing; taking all @k together means two batches can never each
+ * hold part of the ring and wait for the rest. */
+static void reserve_inflight(struct file_backend *fb, unsigned int k)
 {
 	unsigned int n = atomic_load(&fb->inflight);
 
 	for (;;) {
-		if (n < fb->depth) {
-			if (atomic_compare_exchange_weak(&fb->inflight, &n, n + 1))
+		if (n + k <= fb->depth) {
+			if (atomic_compare_exchange_weak(&fb->inflight, &n, n + k))
 				return;
 			continue;
 		}
@@ -385,96 +387,167 @@ static void reserve_inflight(struct file_backend *fb)
 	}
 }
 
-/*
- * file_submit() - queue @io on the ring; its done() runs in a later reap
- * (or in this or another thread's submit, which reaps when the ring is
- * at its depth). DISCARD requests, requests outside the device, and all
- * requests when io_uring is off, complete before this returns.
- * Return: 0 (the outcome is io->result, delivered to done() exactly
- * once); -EINVAL (@io NULL).
- * Thread-safety: any thread; takes sq_lock, maybe cq_lock (not both).
- */
-static int file_submit(struct backend *b, struct backend_io *io)
-{
-	struct file_backend *fb = to_file(b);
-	struct file_req *req = NULL;
-	struct io_uring_sqe *sqe;
-	uint64_t udata;
+#define SUBMIT_CHUNK 64 /* requests per io_uring_submit at most */
+
+/* A request on its way to the ring: the buffer the kernel uses (the
+ * caller's, or a bounce for O_DIRECT) and the user_data naming it. */
+struct staged {
+	struct backend_io *io;
+	struct file_req *req;
 	void *buf;
-	size_t len;
+	uint64_t udata;
+};
+
+static void complete_now(struct backend_io *io, int rc)
+{
+	io->result = rc;
+	if (io->done != NULL)
+		io->done(io);
+}
+
+/* stage_io() - check @io and give it a bounce buffer if O_DIRECT needs
+ * one. Return: true if it goes on the ring; false if it completed already
+ * (outside the device, no memory for the bounce). */
+static bool stage_io(struct file_backend *fb, struct backend_io *io, struct staged *st)
+{
+	size_t len = folio_bytes(io->order);
+	int rc = backend_check_io(&fb->b, io->slot, io->order);
+
+	if (rc) {
+		complete_now(io, rc);
+		return false;
+	}
+	st->io = io;
+	st->req = NULL;
+	st->buf = io->buf;
+	st->udata = (uint64_t)(uintptr_t)io;
+	if (!needs_bounce(fb, io->buf))
+		return true;
+	st->req = malloc(sizeof(*st->req));
+	if (st->req == NULL || posix_memalign(&st->req->bounce, FILE_DIO_ALIGN, len) != 0) {
+		free(st->req);
+		complete_now(io, -ENOMEM);
+		return false;
+	}
+	st->req->io = io;
+	count(&fb->nr_bounce);
+	if (io->op == BACKEND_WRITE)
+		memcpy(st->req->bounce, io->buf, len);
+	st->buf = st->req->bounce;
+	st->udata = (uint64_t)(uintptr_t)st->req | UDATA_BOUNCE;
+	return true;
+}
+
+/* A staged request the kernel did not take: give back its place and run
+ * it synchronously. */
+static void unstage_sync(struct file_backend *fb, struct staged *st)
+{
+	atomic_fetch_sub(&fb->inflight, 1);
+	if (st->req != NULL) {
+		free(st->req->bounce);
+		free(st->req);
+	}
+	backend_submit_sync(&fb->b, st->io);
+}
+
+static void prep_sqe(struct file_backend *fb, struct io_uring_sqe *sqe,
+		     const struct staged *st)
+{
+	unsigned int len = (unsigned int)folio_bytes(st->io->order);
+	uint64_t pos = st->io->slot * USWAP_PAGE_SIZE;
+
+	if (st->io->op == BACKEND_READ)
+		io_uring_prep_read(sqe, fb->fd, st->buf, len, pos);
+	else
+		io_uring_prep_write(sqe, fb->fd, st->buf, len, pos);
+	io_uring_sqe_set_data64(sqe, st->udata);
+}
+
+/*
+ * ring_submit() - put @n (<= SUBMIT_CHUNK, <= depth) staged requests on
+ * the ring with one io_uring_submit. The kernel consumes the SQ in order,
+ * so what it did not take is the tail of ours: those entries become
+ * no-ops that reap ignores, and their requests run synchronously here.
+ */
+static void ring_submit(struct file_backend *fb, struct staged *st, unsigned int n)
+{
+	struct io_uring_sqe *sqe[SUBMIT_CHUNK];
+	unsigned int queued = 0, unsent;
 	int rc;
 
-	if (io == NULL)
-		return -EINVAL;
-	if (!fb->uring || (io->op != BACKEND_READ && io->op != BACKEND_WRITE))
-		return backend_submit_sync(b, io);
-	rc = backend_check_io(b, io->slot, io->order);
-	if (rc) {
-		io->result = rc;
-		if (io->done != NULL)
-			io->done(io);
-		return 0;
-	}
-	len = folio_bytes(io->order);
-	buf = io->buf;
-	udata = (uint64_t)(uintptr_t)io;
-	if (needs_bounce(fb, io->buf)) {
-		req = malloc(sizeof(*req));
-		if (req == NULL || posix_memalign(&req->bounce, FILE_DIO_ALIGN, len) != 0) {
-			free(req);
-			io->result = -ENOMEM;
-			if (io->done != NULL)
-				io->done(io);
-			return 0;
-		}
-		req->io = io;
-		count(&fb->nr_bounce);
-		if (io->op == BACKEND_WRITE)
-			memcpy(req->bounce, io->buf, len);
-		buf = req->bounce;
-		udata = (uint64_t)(uintptr_t)req | UDATA_BOUNCE;
-	}
-
-	reserve_inflight(fb);
+	reserve_inflight(fb, n);
 	pthread_mutex_lock(&fb->sq_lock);
-	sqe = io_uring_get_sqe(&fb->ring);
-	if (sqe == NULL) {
-		/* Only cancelled entries can fill the SQ: push them out. */
-		io_uring_submit(&fb->ring);
-		sqe = io_uring_get_sqe(&fb->ring);
-	}
-	if (sqe != NULL) {
-		if (io->op == BACKEND_READ)
-			io_uring_prep_read(sqe, fb->fd, buf, (unsigned int)len,
-					   io->slot * USWAP_PAGE_SIZE);
-		else
-			io_uring_prep_write(sqe, fb->fd, buf, (unsigned int)len,
-					    io->slot * USWAP_PAGE_SIZE);
-		io_uring_sqe_set_data64(sqe, udata);
-		do {
-			rc = io_uring_submit(&fb->ring);
-		} while (rc == -EINTR);
-		if (rc < 0 || io_uring_sq_ready(&fb->ring) != 0) {
-			/* Not taken by the kernel (it consumes in order, so
-			 * ours is still queued and unread): make it a no-op
-			 * that reap ignores, and do the I/O here instead. */
-			io_uring_prep_nop(sqe);
-			io_uring_sqe_set_data64(sqe, UDATA_NOP);
-			sqe = NULL;
+	for (; queued < n; queued++) {
+		sqe[queued] = io_uring_get_sqe(&fb->ring);
+		if (sqe[queued] == NULL) {
+			/* Only cancelled entries can fill the SQ: push them
+			 * (and ours so far) out. */
+			io_uring_submit(&fb->ring);
+			sqe[queued] = io_uring_get_sqe(&fb->ring);
 		}
+		if (sqe[queued] == NULL)
+			break;
+		prep_sqe(fb, sqe[queued], &st[queued]);
+	}
+	do {
+		rc = io_uring_submit(&fb->ring);
+	} while (rc == -EINTR);
+	unsent = io_uring_sq_ready(&fb->ring);
+	if (unsent > queued)
+		unsent = queued;
+	for (unsigned int i = queued - unsent; i < queued; i++) {
+		io_uring_prep_nop(sqe[i]);
+		io_uring_sqe_set_data64(sqe[i], UDATA_NOP);
 	}
 	pthread_mutex_unlock(&fb->sq_lock);
 
-	if (sqe == NULL) {
-		atomic_fetch_sub(&fb->inflight, 1);
-		if (req != NULL) {
-			free(req->bounce);
-			free(req);
+	for (unsigned int i = queued - unsent; i < n; i++)
+		unstage_sync(fb, &st[i]);
+	atomic_fetch_add_explicit(&fb->nr_async, queued - unsent, memory_order_relaxed);
+	(void)rc; /* a failed submit shows as entries left in the SQ */
+}
+
+/*
+ * file_submit_batch() - queue @n requests on the ring, one
+ * io_uring_submit per SUBMIT_CHUNK (or queue depth) of them; done() runs
+ * in a later reap (or in this or another thread's submit, which reaps
+ * while the ring is at its depth). DISCARD requests, requests outside the
+ * device, and all requests when io_uring is off, complete before this
+ * returns. Return: 0 (each outcome is its io->result, delivered to done()
+ * exactly once); -EINVAL (a NULL request: those before it were queued).
+ * Thread-safety: any thread; takes sq_lock, maybe cq_lock (not both).
+ */
+static int file_submit_batch(struct backend *b, struct backend_io **ios, unsigned int n)
+{
+	struct file_backend *fb = to_file(b);
+	unsigned int chunk = fb->depth < SUBMIT_CHUNK ? fb->depth : SUBMIT_CHUNK;
+	struct staged st[SUBMIT_CHUNK];
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct backend_io *io = ios[i];
+
+		if (io == NULL) {
+			if (k)
+				ring_submit(fb, st, k);
+			return -EINVAL;
 		}
-		return backend_submit_sync(b, io);
+		if (!fb->uring || (io->op != BACKEND_READ && io->op != BACKEND_WRITE))
+			backend_submit_sync(b, io);
+		else if (stage_io(fb, io, &st[k]))
+			k++;
+		if (k == chunk || (k && i + 1 == n)) {
+			ring_submit(fb, st, k);
+			k = 0;
+		}
 	}
-	count(&fb->nr_async);
 	return 0;
+}
+
+/* file_submit() - file_submit_batch() of one request. */
+static int file_submit(struct backend *b, struct backend_io *io)
+{
+	return file_submit_batch(b, &io, 1);
 }
 
 /*
@@ -581,6 +654,7 @@ static const struct backend_ops file_ops = {
 	.discard = file_discard,
 	.flush = file_flush,
 	.submit = file_submit,
+	.submit_batch = file_submit_batch,
 	.reap = file_reap,
 	.print_stats = file_print_stats,
 	.close = file_close,

@@ -170,32 +170,45 @@ static void fault_zero(struct uswap_pager *p, struct pager_handler *h,
 	folio_publish(&r->state[idx], PF_RESIDENT | PF_REF);
 }
 
-/* Read the folios ahead into @buf after the faulting one; a failure ends
- * the run there (the folios not read go back as they were: a lost one
- * fails when it is used, not when it was merely near). Return: how many
- * were read. */
-static unsigned int swapin_ahead(struct uswap_pager *p, struct pager_region *r, size_t idx,
-				 unsigned int n, const uint32_t *prev, char *buf,
-				 unsigned int *cached)
+/* Give back the claims on folios [idx + 1 + from, idx + 1 + n) ahead
+ * that were not read. A thread that faulted there meanwhile left its
+ * message to a handler that saw FAULTING and counted on our mapping: wake
+ * it to fault again. */
+static void unclaim_ahead(struct uswap_pager *p, struct pager_region *r, size_t idx,
+			  unsigned int from, unsigned int n, const uint32_t *prev)
 {
+	for (unsigned int j = from; j < n; j++)
+		folio_publish(&r->state[idx + 1 + j], prev[j]);
+	if (from < n)
+		uffd_wake(p->uffd, folio_addr(r, idx + 1 + from),
+			  (size_t)(n - from) * p->folio_bytes);
+}
+
+/*
+ * swapin_batch() - read the faulting folio and the @n claimed ahead of it
+ * into @buf in one batch (one submission per device: swap readahead's
+ * point). A failure ahead ends the run there; the folios not used go
+ * back as they were (a lost one fails when it is used, not when it was
+ * merely near). Return: the faulting folio's answer (as folio_swap_in());
+ * *@got: folios ahead read, *@cached: of them from the swap cache.
+ */
+static int swapin_batch(struct uswap_pager *p, struct pager_region *r, size_t idx,
+			uint32_t s, unsigned int n, const uint32_t *prev, char *buf,
+			unsigned int *got, unsigned int *cached)
+{
+	bool whole[PAGER_MAX_RA_FOLIOS + 1];
+	int rc[PAGER_MAX_RA_FOLIOS + 1];
 	unsigned int i;
 
-	for (i = 0; i < n; i++) {
-		int rc = folio_swap_in(p, r, idx + 1 + i, (prev[i] & PF_WHOLE) != 0,
-				       buf + (size_t)(1 + i) * p->folio_bytes);
-
-		if (rc < 0)
-			break;
-		*cached += (unsigned int)rc;
-	}
-	for (unsigned int j = i; j < n; j++)
-		folio_publish(&r->state[idx + 1 + j], prev[j]);
-	/* A thread that faulted there meanwhile left its message to a
-	 * handler that saw FAULTING and counted on our mapping: wake it to
-	 * fault again. */
-	if (i < n)
-		uffd_wake(p->uffd, folio_addr(r, idx + 1 + i), (size_t)(n - i) * p->folio_bytes);
-	return i;
+	whole[0] = (s & PF_WHOLE) != 0;
+	for (i = 0; i < n; i++)
+		whole[1 + i] = (prev[i] & PF_WHOLE) != 0;
+	folios_swap_in(p, r, idx, 1 + n, whole, buf, rc);
+	for (i = 0; rc[0] >= 0 && i < n && rc[1 + i] >= 0; i++)
+		*cached += (unsigned int)rc[1 + i];
+	*got = i;
+	unclaim_ahead(p, r, idx, i, n, prev);
+	return rc[0];
 }
 
 /* Publish a folio just mapped from swap: clean (slots kept, mapped
@@ -229,7 +242,9 @@ static void fault_swapin(struct uswap_pager *p, struct pager_handler *h,
 	unsigned int w, n, cached = 0;
 	int rc, err;
 
-	rc = folio_swap_in(p, r, idx, (s & PF_WHOLE) != 0, h->buf);
+	w = ra_window(p, r, idx);
+	n = claim_ahead(r, idx, PF_SWAPPED, w, prev);
+	rc = swapin_batch(p, r, idx, s, n, prev, h->buf, &n, &cached);
 	if (rc < 0) {
 		folio_free_slots(p, r, idx, (s & PF_WHOLE) != 0);
 		folio_poison(p, r, idx, h->buf, rc);
@@ -237,9 +252,6 @@ static void fault_swapin(struct uswap_pager *p, struct pager_handler *h,
 		ra_note(r, idx, 0, 0);
 		return;
 	}
-	w = ra_window(p, r, idx);
-	n = claim_ahead(r, idx, PF_SWAPPED, w, prev);
-	n = swapin_ahead(p, r, idx, n, prev, h->buf, &cached);
 	ra_note(r, idx, w, n);
 	pager_charge(p, (1 + n) * p->nr);
 	err = uffd_copy(p->uffd, addr, h->buf, (size_t)(1 + n) * p->folio_bytes, keep);

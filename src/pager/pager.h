@@ -330,6 +330,12 @@ int folio_swap_out(struct uswap_pager *p, struct pager_region *r, size_t idx,
  * 0, or -EIO/-ENOENT. Context: the caller owns the folio. */
 int folio_swap_in(struct uswap_pager *p, struct pager_region *r, size_t idx,
 		  bool whole, void *buf);
+/* folio_swap_in() of the @n (<= 1 + PAGER_MAX_RA_FOLIOS) consecutive
+ * folios from @idx into @buf, in one batch (uswap_swap_in_batch());
+ * @whole[i] says how folio idx + i holds its slots, @rc[i] gets its
+ * answer. Context: the caller owns every one of the folios. */
+void folios_swap_in(struct uswap_pager *p, struct pager_region *r, size_t idx,
+		    unsigned int n, const bool *whole, char *buf, int *rc);
 /* Free the folio's slots (no-op if it has none) and clear slot[].
  * Context: the caller owns the folio, or the region is unreachable. */
 void folio_free_slots(struct uswap_pager *p, struct pager_region *r, size_t idx,

@@ -62,65 +62,118 @@ static uint64_t rmap_owner(const struct pager_region *r, size_t page)
 	return ((uint64_t)(r->id + 1) << 32) | (uint64_t)page;
 }
 
-int folio_swap_out(struct uswap_pager *p, struct pager_region *r, size_t idx,
-		   const void *src, bool *whole)
+/* Record the aligned run of slots at @e as the folio's (after a whole
+ * swap-out). */
+static void folio_set_slots(struct uswap_pager *p, struct pager_region *r, size_t idx,
+			    uswap_entry_t e)
 {
 	size_t page0 = idx * p->nr;
-	uswap_entry_t e;
-	int err;
 
-	err = uswap_swap_out(p->u, src, p->order, p->cfg.swap_flags, &e);
-	if (!err) {
-		for (unsigned int i = 0; i < p->nr; i++) {
-			uint64_t v = e.val + i; /* one aligned run of slots */
+	for (unsigned int i = 0; i < p->nr; i++) {
+		uint64_t v = e.val + i;
 
-			atomic_store_explicit(&r->slot[page0 + i], v, memory_order_relaxed);
-			rmap_set(p, v, rmap_owner(r, page0 + i));
+		atomic_store_explicit(&r->slot[page0 + i], v, memory_order_relaxed);
+		rmap_set(p, v, rmap_owner(r, page0 + i));
+	}
+}
+
+/* No order-k run at the serving priority: the kernel splits the folio and
+ * writes its pages one by one (swpout_fallback); here as one batch. */
+static int folio_swap_out_split(struct uswap_pager *p, struct pager_region *r, size_t idx,
+				const void *src)
+{
+	struct uswap_swap_io io[USWAP_CLUSTER_SLOTS];
+	size_t page0 = idx * p->nr;
+	int err = 0;
+
+	for (unsigned int i = 0; i < p->nr; i++)
+		io[i] = (struct uswap_swap_io){
+			.pages = (char *)src + (size_t)i * USWAP_PAGE_SIZE, .order = 0,
+		};
+	uswap_swap_out_batch(p->u, io, p->nr, p->cfg.swap_flags);
+	for (unsigned int i = 0; i < p->nr; i++) {
+		if (io[i].result) {
+			err = err ? err : io[i].result;
+			continue;
 		}
+		atomic_store_explicit(&r->slot[page0 + i], io[i].entry.val, memory_order_relaxed);
+		rmap_set(p, io[i].entry.val, rmap_owner(r, page0 + i));
+	}
+	if (err) {
+		folio_free_slots(p, r, idx, false);
+		return err;
+	}
+	pager_count(p, evict_split);
+	return 0;
+}
+
+/* After a swap-out of the whole folio answered @err: record the slots, or
+ * split on -E2BIG. Return: 0 with *@whole, or the error. */
+static int folio_swapped_out(struct uswap_pager *p, struct pager_region *r, size_t idx,
+			     const void *src, int err, uswap_entry_t e, bool *whole)
+{
+	if (!err) {
+		folio_set_slots(p, r, idx, e);
 		*whole = true;
 		return 0;
 	}
 	if (err != -E2BIG || p->order == 0)
 		return err;
-	/* No order-k run at the serving priority: the kernel splits the folio
-	 * and writes its pages one by one (swpout_fallback). */
-	for (unsigned int i = 0; i < p->nr; i++) {
-		err = uswap_swap_out(p->u, (const char *)src + (size_t)i * USWAP_PAGE_SIZE,
-				     0, p->cfg.swap_flags, &e);
-		if (err) {
-			folio_free_slots(p, r, idx, false);
-			return err;
-		}
-		atomic_store_explicit(&r->slot[page0 + i], e.val, memory_order_relaxed);
-		rmap_set(p, e.val, rmap_owner(r, page0 + i));
-	}
-	pager_count(p, evict_split);
 	*whole = false;
-	return 0;
+	return folio_swap_out_split(p, r, idx, src);
+}
+
+int folio_swap_out(struct uswap_pager *p, struct pager_region *r, size_t idx,
+		   const void *src, bool *whole)
+{
+	uswap_entry_t e = { 0 };
+	int err = uswap_swap_out(p->u, src, p->order, p->cfg.swap_flags, &e);
+
+	return folio_swapped_out(p, r, idx, src, err, e, whole);
+}
+
+void folios_swap_in(struct uswap_pager *p, struct pager_region *r, size_t idx,
+		    unsigned int n, const bool *whole, char *buf, int *rc)
+{
+	struct uswap_swap_io io[PAGER_MAX_RA_PAGES + USWAP_CLUSTER_SLOTS];
+	unsigned int first[PAGER_MAX_RA_FOLIOS + 2], k = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		size_t page0 = (idx + i) * p->nr;
+		char *dst = buf + (size_t)i * p->folio_bytes;
+		/* Slots of a whole folio are one aligned run: one request. */
+		unsigned int parts = whole[i] ? 1 : p->nr;
+
+		first[i] = k;
+		for (unsigned int j = 0; j < parts; j++)
+			io[k++] = (struct uswap_swap_io){
+				.pages = dst + (size_t)j * USWAP_PAGE_SIZE,
+				.order = whole[i] ? p->order : 0,
+				.entry = { atomic_load_explicit(&r->slot[page0 + j],
+								memory_order_relaxed) },
+			};
+	}
+	first[n] = k;
+	uswap_swap_in_batch(p->u, io, k);
+	for (unsigned int i = 0; i < n; i++) {
+		rc[i] = 1;
+		for (unsigned int j = first[i]; j < first[i + 1]; j++) {
+			if (io[j].result < 0) {
+				rc[i] = io[j].result;
+				break;
+			}
+			rc[i] &= io[j].result;
+		}
+	}
 }
 
 int folio_swap_in(struct uswap_pager *p, struct pager_region *r, size_t idx,
 		  bool whole, void *buf)
 {
-	size_t page0 = idx * p->nr;
-	int cached = 1;
+	int rc;
 
-	if (whole) {
-		uswap_entry_t e = { atomic_load_explicit(&r->slot[page0],
-							 memory_order_relaxed) };
-
-		return uswap_swap_in(p->u, e, p->order, buf);
-	}
-	for (unsigned int i = 0; i < p->nr; i++) {
-		uswap_entry_t e = { atomic_load_explicit(&r->slot[page0 + i],
-							 memory_order_relaxed) };
-		int rc = uswap_swap_in(p->u, e, 0, (char *)buf + (size_t)i * USWAP_PAGE_SIZE);
-
-		if (rc < 0)
-			return rc;
-		cached &= rc;
-	}
-	return cached;
+	folios_swap_in(p, r, idx, 1, &whole, buf, &rc);
+	return rc;
 }
 
 void folio_free_slots(struct uswap_pager *p, struct pager_region *r, size_t idx,
@@ -357,6 +410,7 @@ struct victim {
 	bool whole;        /* slots as one allocation (after the write) */
 	bool keep;         /* cancelled: stays resident */
 	bool wp;           /* write-protected by this eviction */
+	bool written;      /* has new slots (to free if kept after all) */
 };
 
 /*
@@ -412,6 +466,7 @@ static unsigned int clock_pick(struct uswap_pager *p, struct victim *v, unsigned
 		v[n].whole = (s & PF_WHOLE) != 0;
 		v[n].keep = false;
 		v[n].wp = false;
+		v[n].written = false;
 		n++;
 	}
 	pthread_mutex_unlock(&p->hand_lock);
@@ -509,6 +564,51 @@ static void victim_keep(struct uswap_pager *p, struct victim *v, bool written)
 }
 
 /*
+ * evict_write() - write every dirty victim still leaving in one batch
+ * (uswap_swap_out_batch(): one submission per device for all of them),
+ * then record each one's slots; a folio that found no run of its order
+ * is split and written page by page. A folio whose write failed is kept
+ * and swap-outs pause (p->swap_full_until). Return: the first error, or 0.
+ */
+static int evict_write(struct uswap_pager *p, struct victim *v, unsigned int n)
+{
+	struct uswap_swap_io io[RECLAIM_MAX_BATCH];
+	unsigned int at[RECLAIM_MAX_BATCH], k = 0;
+	int first_err = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (!is_dirty(&v[i]))
+			continue;
+		io[k] = (struct uswap_swap_io){
+			.pages = folio_addr(v[i].r, v[i].idx), .order = p->order,
+		};
+		at[k++] = i;
+	}
+	if (!k)
+		return 0;
+	/* The application's pages, read under write protection. */
+	tsan_ignore_reads_begin();
+	uswap_swap_out_batch(p->u, io, k, p->cfg.swap_flags);
+	for (unsigned int j = 0; j < k; j++) {
+		struct victim *vi = &v[at[j]];
+		int err = folio_swapped_out(p, vi->r, vi->idx, io[j].pages, io[j].result,
+					    io[j].entry, &vi->whole);
+
+		if (!err) {
+			vi->written = true;
+			continue;
+		}
+		vi->keep = true;
+		first_err = first_err ? first_err : err;
+	}
+	tsan_ignore_reads_end();
+	if (first_err)
+		atomic_store_explicit(&p->swap_full_until, pager_now_ns() + SWAP_FULL_PAUSE_NS,
+				      memory_order_relaxed);
+	return first_err;
+}
+
+/*
  * evict() - write the dirty victims out (protected first), keep those
  * written meanwhile or that failed, unmap the rest and publish them as
  * SWAPPED. Return: pages uncharged, or the swap-out error when nothing
@@ -528,29 +628,9 @@ static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
 			}
 	}
 	for_each_run(p, v, n, is_dirty, run_protect);
+	if (!swap_err)
+		swap_err = evict_write(p, v, n);
 	for (unsigned int i = 0; i < n; i++) {
-		bool written = false;
-
-		if (v[i].dirty && !v[i].keep && swap_err) {
-			v[i].keep = true; /* the swap just failed: do not retry */
-		} else if (v[i].dirty && !v[i].keep) {
-			int err;
-
-			tsan_ignore_reads_begin();
-			err = folio_swap_out(p, v[i].r, v[i].idx,
-					     folio_addr(v[i].r, v[i].idx), &v[i].whole);
-			tsan_ignore_reads_end();
-
-			if (err) {
-				v[i].keep = true;
-				swap_err = err;
-				atomic_store_explicit(&p->swap_full_until,
-						      pager_now_ns() + SWAP_FULL_PAUSE_NS,
-						      memory_order_relaxed);
-			} else {
-				written = true;
-			}
-		}
 		/* Written while we copied? Then the copy may be stale: keep
 		 * the folio (the writer waits in its write-protect fault). */
 		if (v[i].dirty && !v[i].keep &&
@@ -558,7 +638,7 @@ static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
 		     PF_CANCEL))
 			v[i].keep = true;
 		if (v[i].keep)
-			victim_keep(p, &v[i], written);
+			victim_keep(p, &v[i], v[i].written);
 	}
 	for_each_run(p, v, n, is_leaving, run_zap);
 	for (unsigned int i = 0; i < n; i++) {

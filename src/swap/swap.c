@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * swap.c - the swap path: uswap_swap_out(), uswap_swap_in(),
- * uswap_swap_free(), uswap_cache_drop().
+ * swap.c - the end of the swap path: uswap_swap_free() and
+ * uswap_cache_drop() (swap_out.c and swap_in.c hold the I/O).
  *
  * Slot states along the path (swap_map byte, see alloc/types.h):
  *   allocated       HAS_CACHE, count 0: being written; cached if KEEP_CACHE
@@ -18,123 +18,6 @@
 
 #include "swap/swap.h"
 #include "util/rcu.h"
-
-#define SWAP_OUT_TRIES 4 /* fresh slots to try after write errors */
-
-static int backend_write(struct swap_device *si, uint32_t off, unsigned int order,
-			 const void *buf)
-{
-	struct backend *b = device_backend(si);
-
-	return b ? b->ops->write(b, off, order, buf) : -EOPNOTSUPP;
-}
-
-/* Let go of the reference the creator of a cached copy holds: under the
- * cluster lock when the copy is in a table (@entry), else nobody else can
- * see it. Context: inside an RCU read section. */
-static void drop_creator_ref(struct uswap *u, struct scache_folio *folio,
-			     const uswap_entry_t *entry, struct pcpu_stats *st)
-{
-	struct swap_cluster_info *ci;
-	uint32_t off;
-
-	if (entry && lock_range(u, *entry, 1u << folio->order, st, &off, &ci)) {
-		scache_put(folio);
-		ci_unlock(ci);
-		return;
-	}
-	scache_put(folio);
-}
-
-/* After the write: give the caller its reference and, unless a clean copy
- * is kept, drop the cache pin. Context: ci->lock held. */
-static void swap_out_commit(struct swap_device *si, struct swap_cluster_info *ci,
-			    uint32_t off, unsigned int nr, bool keep)
-{
-	for (uint32_t i = off; i < off + nr; i++) {
-		slot_set_count(si, ci, i, 1); /* 0 -> 1 never allocates */
-		if (!keep)
-			si->swap_map[i] &= (uint8_t)~MAP_HAS_CACHE;
-	}
-}
-
-/* One attempt on freshly allocated slots. With @folio, the copy is cached
- * while it is written and stays cached (clean) afterwards. Return: 0, or
- * the write error: the slots are then released, and a device whose write
- * failed is passed over for a while (device_write_failed()), so the retry
- * lands elsewhere. Context: inside an RCU read section. */
-static int swap_out_try(struct uswap *u, uswap_entry_t entry, const void *pages,
-			unsigned int order, struct scache_folio *folio,
-			struct pcpu_stats *st)
-{
-	unsigned int nr = 1u << order;
-	struct swap_cluster_info *ci;
-	struct swap_device *si;
-	bool cached = false;
-	uint32_t off;
-	int err;
-
-	si = lock_range(u, entry, nr, st, &off, &ci);
-	if (!si)
-		return -EINVAL; /* cannot happen: we just allocated it */
-	if (folio)
-		cached = scache_insert(ci, off % CLUSTER_SLOTS, folio) == 0;
-	ci_unlock(ci);
-
-	err = backend_write(si, off, order, folio ? folio->data : pages);
-
-	if (!err)
-		device_write_done(si);
-	else if (err != -EOPNOTSUPP)
-		device_write_failed(si);
-	ci_lock(ci, st);
-	if (!err) {
-		swap_out_commit(si, ci, off, nr, cached);
-	} else {
-		if (cached)
-			scache_remove(ci, off % CLUSTER_SLOTS, nr);
-		put_range(si, ci, off, nr, true, st);
-		if (err != -EOPNOTSUPP)
-			stat_inc(&st->write_errors);
-	}
-	ci_unlock(ci);
-	return err;
-}
-
-USWAP_API int uswap_swap_out(struct uswap *u, const void *pages, unsigned int order,
-			     unsigned int flags, uswap_entry_t *entry)
-{
-	struct pcpu_stats *st = this_cpu_stats(u);
-	struct scache_folio *folio = NULL;
-	int err = -EIO, write_err = 0;
-
-	if (!pages || !entry || order >= NR_ORDERS || (flags & ~USWAP_SWAP_KEEP_CACHE))
-		return -EINVAL;
-	if (flags & USWAP_SWAP_KEEP_CACHE) {
-		folio = scache_folio_new(pages, order);
-		if (!folio)
-			return -ENOMEM;
-	}
-	rcu_read_begin();
-	for (int tries = 0; tries < SWAP_OUT_TRIES; tries++) {
-		err = uswap_alloc(u, order, entry);
-		if (err) {
-			/* -E2BIG, -ENOSPC: the caller decides; after a write
-			 * error, "no room left elsewhere" is that error. */
-			if (err == -ENOSPC && write_err)
-				err = write_err;
-			break;
-		}
-		err = swap_out_try(u, *entry, pages, order, folio, st);
-		if (!err || err == -EOPNOTSUPP)
-			break;
-		write_err = err;
-	}
-	if (folio)
-		drop_creator_ref(u, folio, err ? NULL : entry, st);
-	rcu_read_end(&u->rcu_hb);
-	return err;
-}
 
 /*
  * folio_cluster_lock() - enter an RCU read section and lock the cluster of the
@@ -158,62 +41,12 @@ static struct swap_device *folio_cluster_lock(struct uswap *u, uswap_entry_t ent
 
 /* Every slot of the folio must hold a reference (or be pinned by a cached
  * copy) for a swap-in to make sense. Context: ci->lock held. */
-static bool range_in_use(struct swap_device *si, uint32_t off, unsigned int nr)
+bool range_in_use(struct swap_device *si, uint32_t off, unsigned int nr)
 {
 	for (uint32_t i = off; i < off + nr; i++)
 		if (!slot_in_use(si->swap_map[i]))
 			return false;
 	return true;
-}
-
-USWAP_API int uswap_swap_in(struct uswap *u, uswap_entry_t entry, unsigned int order,
-			    void *buf)
-{
-	struct pcpu_stats *st = this_cpu_stats(u);
-	unsigned int nr = 1u << order;
-	struct scache_folio *folio = NULL;
-	struct swap_cluster_info *ci;
-	struct swap_device *si;
-	struct backend *b;
-	uint32_t off;
-	int err = 0;
-
-	if (!buf)
-		return -EINVAL;
-	si = folio_cluster_lock(u, entry, order, st, &off, &ci);
-	if (!si)
-		return -EINVAL;
-	if (!range_in_use(si, off, nr)) {
-		ci_unlock(ci);
-		err = -ENOENT;
-		goto out;
-	}
-	folio = scache_lookup(ci, off % CLUSTER_SLOTS);
-	if (folio && folio->order == order)
-		scache_get(folio); /* copy it out without the lock held */
-	else
-		folio = NULL;
-	ci_unlock(ci);
-
-	stat_inc(&st->swpin);
-	if (folio) {
-		memcpy(buf, folio->data, folio_bytes(order));
-		ci_lock(ci, st);
-		scache_put(folio);
-		ci_unlock(ci);
-		stat_inc(&st->swpin_cached);
-		err = 1;
-		goto out;
-	}
-	b = device_backend(si);
-	err = b ? b->ops->read(b, off, order, buf) : -EOPNOTSUPP;
-	if (err) {
-		stat_inc(&st->read_errors);
-		err = err == -EOPNOTSUPP ? err : -EIO;
-	}
-out:
-	rcu_read_end(&u->rcu_hb);
-	return err;
 }
 
 /* A slot whose HAS_CACHE pin is someone else's: pinned (uswap_cache_pin()

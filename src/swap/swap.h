@@ -34,6 +34,26 @@ void scache_put(struct scache_folio *folio);
 bool scache_remove(struct swap_cluster_info *ci, uint32_t ci_off, unsigned int nr);
 void scache_release_cluster(struct swap_cluster_info *ci);
 
+/* io.c: one backend request of a batch call. The caller sets @b and
+ * io's op, slot, order and buf; swap_bio_run() sets the rest. */
+#define SWAP_BATCH 64 /* folios a batch call handles per round */
+
+struct swap_bio_set;
+struct swap_bio {
+	struct backend_io io;
+	struct backend *b;
+	struct swap_bio_set *set;
+	unsigned int bi;
+};
+
+/* Submit @n (<= SWAP_BATCH) requests, grouped by backend, and return when
+ * every one has completed (io.result set). Context: inside an RCU read
+ * section (the backends stay open); no lock held. */
+void swap_bio_run(struct swap_bio **bios, unsigned int n);
+
+/* swap.c: the cluster checks shared by the swap-in and free paths. */
+bool range_in_use(struct swap_device *si, uint32_t off, unsigned int nr);
+
 static inline struct backend *device_backend(struct swap_device *si)
 {
 	return si->backend;
