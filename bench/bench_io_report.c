@@ -170,6 +170,9 @@ void bench_io_print_table(const struct bench_io_opts *opts,
 	       : "uswap_swap_out / uswap_swap_in, one folio each");
 	if (opts->batch > 1)
 		printf("batch: %u folios per call\n", opts->batch);
+	printf("device: %s\n", opts->warm ? "warmed by an untimed swap-out and free of the "
+	       "same data (--warm)" : "new for each measurement (first touch of its memory "
+	       "timed)");
 	printf("machine: %ld CPUs, Linux %s %s%s%s\n\n", m->nproc, m->kernel, m->arch,
 	       m->cpu[0] ? ", " : "", m->cpu);
 	printf("%-16s %5s %7s %12s %9s %6s %12s %9s %6s %7s %6s\n", "backend", "order",
@@ -277,6 +280,7 @@ static void json_row(struct cli_json *j, const struct bench_io_row *r)
 		cli_json_object_close(j);
 	}
 	cli_json_u64(j, "batch", r->batch);
+	cli_json_bool(j, "warm", r->warm);
 	cli_json_double(j, "cluster_locks_per_swapout", r->cluster_locks_out);
 	cli_json_double(j, "shared_locks_per_swapout", r->shared_locks_out);
 	cli_json_u64(j, "swpin_cached", r->swpin_cached);

@@ -565,6 +565,14 @@ int bench_io_measure(struct bench_io_data *d, struct bench_io_row *row,
 		rc = -ENOMEM;
 		goto out;
 	}
+	if (row->warm) {
+		bench_io_run_threads(row->threads, swap_out_share, m);
+		rc = thread_error(m, "swap_out (warm-up)", err, errlen);
+		if (!rc)
+			rc = free_all(m, err, errlen);
+		if (rc)
+			goto out;
+	}
 	rc = stats(m->u, &before);
 	if (rc) {
 		snprintf(err, errlen, "uswap_stats_get: %s", cli_errno_name(rc));
