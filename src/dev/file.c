@@ -367,19 +367,21 @@ static int reap_some(struct file_backend *fb, unsigned int min_complete)
 	return (int)total;
 }
 
-/* Reserve @k (<= depth) of the depth in-flight places at once, reaping
- * (and so running other requests' done()) while they are not free.
- * Keeping at most depth requests in flight keeps the CQ (2 * depth) from
- * overflowing; taking all @k together means two batches can never each
- * hold part of the ring and wait for the rest. */
-static void reserve_inflight(struct file_backend *fb, unsigned int k)
+/* Reserve up to @k of the depth in-flight places, at least one, reaping
+ * (and so running other requests' done()) while none is free. Keeping at
+ * most depth requests in flight keeps the CQ (2 * depth) from
+ * overflowing. A caller submits what it reserved before it reserves
+ * again, so no reservation ever waits on another. Return: how many. */
+static unsigned int reserve_inflight(struct file_backend *fb, unsigned int k)
 {
 	unsigned int n = atomic_load(&fb->inflight);
 
 	for (;;) {
-		if (n + k <= fb->depth) {
-			if (atomic_compare_exchange_weak(&fb->inflight, &n, n + k))
-				return;
+		if (n < fb->depth) {
+			unsigned int got = fb->depth - n < k ? fb->depth - n : k;
+
+			if (atomic_compare_exchange_weak(&fb->inflight, &n, n + got))
+				return got;
 			continue;
 		}
 		reap_some(fb, 1);
@@ -464,18 +466,18 @@ static void prep_sqe(struct file_backend *fb, struct io_uring_sqe *sqe,
 }
 
 /*
- * ring_submit() - put @n (<= SUBMIT_CHUNK, <= depth) staged requests on
- * the ring with one io_uring_submit. The kernel consumes the SQ in order,
- * so what it did not take is the tail of ours: those entries become
- * no-ops that reap ignores, and their requests run synchronously here.
+ * ring_submit_reserved() - put @n (<= SUBMIT_CHUNK) staged requests, whose
+ * in-flight places are reserved, on the ring with one io_uring_submit.
+ * The kernel consumes the SQ in order, so what it did not take is the
+ * tail of ours: those entries become no-ops that reap ignores, and their
+ * requests run synchronously here.
  */
-static void ring_submit(struct file_backend *fb, struct staged *st, unsigned int n)
+static void ring_submit_reserved(struct file_backend *fb, struct staged *st, unsigned int n)
 {
 	struct io_uring_sqe *sqe[SUBMIT_CHUNK];
 	unsigned int queued = 0, unsent;
 	int rc;
 
-	reserve_inflight(fb, n);
 	pthread_mutex_lock(&fb->sq_lock);
 	for (; queued < n; queued++) {
 		sqe[queued] = io_uring_get_sqe(&fb->ring);
@@ -507,9 +509,24 @@ static void ring_submit(struct file_backend *fb, struct staged *st, unsigned int
 	(void)rc; /* a failed submit shows as entries left in the SQ */
 }
 
+/* Submit @n (<= SUBMIT_CHUNK) staged requests, as many at a time as the
+ * ring has room for: with a full ring, the first ones are in flight while
+ * the rest wait for room. */
+static void ring_submit(struct file_backend *fb, struct staged *st, unsigned int n)
+{
+	while (n) {
+		unsigned int got = reserve_inflight(fb, n);
+
+		ring_submit_reserved(fb, st, got);
+		st += got;
+		n -= got;
+	}
+}
+
 /*
  * file_submit_batch() - queue @n requests on the ring, one
- * io_uring_submit per SUBMIT_CHUNK (or queue depth) of them; done() runs
+ * io_uring_submit per SUBMIT_CHUNK of them (more when the ring's queue
+ * depth is smaller: what has room goes first); done() runs
  * in a later reap (or in this or another thread's submit, which reaps
  * while the ring is at its depth). DISCARD requests, requests outside the
  * device, and all requests when io_uring is off, complete before this
@@ -520,7 +537,6 @@ static void ring_submit(struct file_backend *fb, struct staged *st, unsigned int
 static int file_submit_batch(struct backend *b, struct backend_io **ios, unsigned int n)
 {
 	struct file_backend *fb = to_file(b);
-	unsigned int chunk = fb->depth < SUBMIT_CHUNK ? fb->depth : SUBMIT_CHUNK;
 	struct staged st[SUBMIT_CHUNK];
 	unsigned int k = 0;
 
@@ -536,7 +552,7 @@ static int file_submit_batch(struct backend *b, struct backend_io **ios, unsigne
 			backend_submit_sync(b, io);
 		else if (stage_io(fb, io, &st[k]))
 			k++;
-		if (k == chunk || (k && i + 1 == n)) {
+		if (k == SUBMIT_CHUNK || (k && i + 1 == n)) {
 			ring_submit(fb, st, k);
 			k = 0;
 		}

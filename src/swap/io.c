@@ -52,11 +52,28 @@ static void wait_backend(struct swap_bio_set *set, unsigned int j)
 	}
 }
 
+/* One request alone goes through the backend's synchronous op: a single
+ * O_DIRECT or buffered request costs more through a ring (submit, then a
+ * wait that another thread's completion may end) than as one pread or
+ * pwrite. */
+static void bio_run_sync(struct swap_bio *sb)
+{
+	struct backend_io *io = &sb->io;
+	struct backend *b = sb->b;
+
+	io->result = io->op == BACKEND_READ ? b->ops->read(b, io->slot, io->order, io->buf)
+					    : b->ops->write(b, io->slot, io->order, io->buf);
+}
+
 void swap_bio_run(struct swap_bio **bios, unsigned int n)
 {
 	struct backend_io *q[SWAP_BATCH];
 	struct swap_bio_set set;
 
+	if (n == 1) {
+		bio_run_sync(bios[0]);
+		return;
+	}
 	set.nr = 0;
 	for (unsigned int i = 0; i < n; i++) {
 		bios[i]->set = &set;

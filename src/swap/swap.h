@@ -36,7 +36,7 @@ void scache_release_cluster(struct swap_cluster_info *ci);
 
 /* io.c: one backend request of a batch call. The caller sets @b and
  * io's op, slot, order and buf; swap_bio_run() sets the rest. */
-#define SWAP_BATCH 64 /* folios a batch call handles per round */
+#define SWAP_BATCH 128 /* folios a batch call handles per round */
 
 struct swap_bio_set;
 struct swap_bio {
@@ -47,7 +47,8 @@ struct swap_bio {
 };
 
 /* Submit @n (<= SWAP_BATCH) requests, grouped by backend, and return when
- * every one has completed (io.result set). Context: inside an RCU read
+ * every one has completed (io.result set). A single request runs through
+ * the backend's synchronous read or write instead. Context: inside an RCU read
  * section (the backends stay open); no lock held. */
 void swap_bio_run(struct swap_bio **bios, unsigned int n);
 
