@@ -130,6 +130,26 @@ static void test_file_takes_a_path_and_every_option(void **state)
 	dev_spec_free(&d);
 }
 
+/* An NBD URI keeps its own colons; options start at ":prio=" or
+ * ":conns=". */
+static void test_nbd_takes_a_uri_as_written(void **state)
+{
+	struct dev_spec d = parse_ok("nbd:nbd://192.0.2.7:10809/swap");
+
+	t_eq(d.kind, DEV_KIND_NBD);
+	t_true(!strcmp(d.path, "nbd://192.0.2.7:10809/swap"));
+	t_eq(d.nbd_conns, 1);
+	expect_canonical(&d, "nbd:nbd://192.0.2.7:10809/swap");
+	dev_spec_free(&d);
+
+	d = parse_ok("nbd:nbd+unix:///e?socket=/run/a\\b.sock:conns=4:prio=2");
+	t_true(!strcmp(d.path, "nbd+unix:///e?socket=/run/a\\b.sock"));
+	t_eq(d.nbd_conns, 4);
+	t_eq(d.prio, 2);
+	expect_canonical(&d, "nbd:nbd+unix:///e?socket=/run/a\\b.sock:prio=2:conns=4");
+	dev_spec_free(&d);
+}
+
 static void test_file_path_escapes_colon_and_backslash(void **state)
 {
 	struct dev_spec d = parse_ok("file:/a\\:b\\\\c:prio=1");
@@ -283,6 +303,13 @@ static const struct {
 	{ "faulty:prio=3:ram:4M:prio=4", "prio given twice: in the faulty options" },
 	{ "faulty:prio=40000:ram:4M", "prio 40000 out of range" },
 	{ "faulty::faulty::faulty::faulty::faulty::ram:4M", "nested more than 4 deep" },
+	{ "nbd", "nbd needs a URI" },
+	{ "nbd::prio=3", "nbd needs a URI" },
+	{ "nbd:http://host/x", "must start with nbd:// or nbd+unix://" },
+	{ "nbd:nbd://host/x:conns=0", "conns 0 out of range" },
+	{ "nbd:nbd://host/x:conns=17", "conns 17 out of range" },
+	{ "nbd:nbd://host/x:prio=1:prio=2", "option 'prio' given twice" },
+	{ "nbd:nbd://host/x:prio=1:discard", "unknown option 'discard' for nbd" },
 };
 
 static void test_malformed_specs_are_refused_with_their_reason(void **state)
@@ -392,6 +419,7 @@ static void test_canonical_form_parses_back_to_the_same_spec(void **state)
 		 "seed=18446744073709551615,read_slots=9+8,fail_nth=1:zram:8M:zstd"),
 		"faulty:prio=2:faulty:write=0.5:file:/dev/loop0:direct",
 		"faulty::faulty::faulty::faulty::ram:4M",
+		"nbd:nbd://h:10809/e:prio=3:conns=2", "faulty:write=0.5:nbd:nbd+unix:///?socket=/s",
 	};
 
 	for (size_t i = 0; i < T_ARRAY_SIZE(specs); i++)
@@ -519,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_ram_and_zram_take_a_size_and_options),
 		cmocka_unit_test(test_sizes_take_binary_suffixes),
 		cmocka_unit_test(test_file_takes_a_path_and_every_option),
+		cmocka_unit_test(test_nbd_takes_a_uri_as_written),
 		cmocka_unit_test(test_file_path_escapes_colon_and_backslash),
 		cmocka_unit_test(test_faulty_wraps_any_spec_with_its_options),
 		cmocka_unit_test(test_faulty_prio_goes_to_the_device_it_wraps),

@@ -41,6 +41,9 @@ static const char usage_text[] =
 "  file:PATH[:prio=N][:discard][:direct][:qd=N][:sync]\n"
 "                                    mkswap'd file or block device\n"
 "                                    (':' in PATH written as '\\:')\n"
+"  nbd:URI[:prio=N][:conns=N]        an NBD export (nbd://HOST[:PORT]/NAME,\n"
+"                                    nbd+unix:///NAME?socket=PATH); conns\n"
+"                                    1..16 needs the server's multi-conn\n"
 "  faulty:OPTS:SPEC                  fault injection around SPEC; OPTS is\n"
 "                                    comma-separated read=R, write=R,\n"
 "                                    discard=R (0..1), latency=MICROSECONDS,\n"
@@ -221,6 +224,10 @@ static void print_text(const struct swapon_result *r)
 	field("device:", "%s", uswap_spec_device(s)->kind);
 	if (r->has_hdr) {
 		print_file_text(r);
+	} else if (!s->nr_slots) {
+		/* nbd: the server says the size when it is connected. */
+		field("uri:", "%s", uswap_spec_get(uswap_spec_device(s), "uri"));
+		field("size:", "%s", "the export's (known once connected)");
 	} else {
 		field_bytes("size:", s->size_bytes);
 		field("slots:", "%" PRIu64 " (including slot 0, never used)", s->nr_slots);
@@ -301,7 +308,9 @@ static void json_device(struct cli_json *j, const struct swapon_result *r)
 	cli_json_string(j, "kind", dev->kind);
 	cli_json_u64(j, "size_bytes", file ? r->hdr.file_size : s->size_bytes);
 	cli_json_u64(j, "nr_slots", file ? r->hdr.nr_slots : s->nr_slots);
-	cli_json_u64(j, "usable_slots", file ? r->hdr.usable_slots : s->nr_slots - 1);
+	/* 0 when the device says its size (nbd: the export's) */
+	cli_json_u64(j, "usable_slots", file ? r->hdr.usable_slots :
+		     s->nr_slots ? s->nr_slots - 1 : 0);
 	json_options(j, dev);
 	cli_json_object_close(j);
 }

@@ -20,7 +20,8 @@ extern "C" {
 /*
  * uswap_backend_open() - open the data store a spec names: "ram:512M",
  * "zram:1G", "zram:1G:zstd", "file:/path[:discard][:direct][:qd=N][:sync]",
- * "faulty:OPTS:INNER"; every spec may end in ":prio=N". A file must carry
+ * "nbd:nbd+unix:///?socket=/run/nbd.sock", "faulty:OPTS:INNER"; every
+ * spec may end in ":prio=N". A file must carry
  * a valid mkswap header (its bad pages become bad slots).
  * @out: receives the backend; the caller owns it until a successful
  *       uswap_swapon() takes it, and closes it with uswap_backend_close().
@@ -173,6 +174,13 @@ USWAP_API int uswap_header_read_file(const char *path, struct uswap_header_info 
  *   file:PATH[:prio=N][:discard][:direct][:qd=N][:sync]
  *                                      a mkswap'd file or block device;
  *                                      write ':' in PATH as '\:', '\' as '\\'
+ *   nbd:URI[:prio=N][:conns=N]         an NBD export through libnbd: URI is
+ *                                      nbd://HOST[:PORT]/EXPORT or
+ *                                      nbd+unix:///EXPORT?socket=PATH, as
+ *                                      written up to ":prio=" or ":conns=";
+ *                                      the export's size gives the slots;
+ *                                      conns (1..16, default 1) needs the
+ *                                      server's multi-conn
  *   faulty:OPTS:INNER                  fault injection around INNER (any
  *                                      spec); OPTS is comma-separated
  *                                      read=R,write=R,discard=R (fractions
@@ -188,8 +196,9 @@ USWAP_API int uswap_header_read_file(const char *path, struct uswap_header_info 
  * of USWAP_PAGE_SIZE, at least USWAP_MIN_CLUSTERS clusters (4M). prio is
  * -1 (default) to 32767. qd is the io_uring queue depth (1..4096, default
  * 32) of the backend's asynchronous interface, and sync makes that
- * interface use pread/pwrite; the swap path itself reads and writes a file
- * synchronously (pread/pwrite) today.
+ * interface use pread/pwrite. The swap path sends a batch's requests
+ * (uswap_swap_out_batch(), uswap_swap_in_batch()) through that interface
+ * and a single folio through pread/pwrite.
  * ---------------------------------------------------------------------- */
 
 #define USWAP_SPEC_MAX_LEN    4096 /* longest spec accepted, bytes without NUL */

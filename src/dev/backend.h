@@ -123,6 +123,12 @@ struct file_backend_opts {
 int backend_file_open(const char *path, const struct file_backend_opts *opts,
 		      struct backend **out, char *err, size_t errlen);
 
+/* An NBD export (nbd.c): @uri as libnbd's nbd_connect_uri() takes it
+ * (nbd://, nbd+unix://; TCP and unix sockets only), @conns connections
+ * (0 = 1; more need the server's multi-conn). */
+int backend_nbd_open(const char *uri, unsigned int conns, struct backend **out,
+		     char *err, size_t errlen);
+
 struct faulty_opts {
 	double read_error_rate;   /* 0..1: each read fails with -EIO */
 	double write_error_rate;

@@ -84,6 +84,8 @@ static int open_spec(const struct dev_spec *s, struct backend **out, char *err,
 		return open_file(s, out, err, errlen);
 	case DEV_KIND_FAULTY:
 		return open_faulty(s, out, err, errlen);
+	case DEV_KIND_NBD:
+		return backend_nbd_open(s->path, s->nbd_conns, out, err, errlen);
 	default:
 		return backend_errf(err, errlen, -EINVAL, "unknown device kind");
 	}

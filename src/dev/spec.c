@@ -34,6 +34,7 @@ static const char *const kind_names[DEV_KIND_MAX] = {
 	[DEV_KIND_ZRAM] = "zram",
 	[DEV_KIND_FILE] = "file",
 	[DEV_KIND_FAULTY] = "faulty",
+	[DEV_KIND_NBD] = "nbd",
 };
 
 /* What each kind takes after its size or path, for "unknown option". */
@@ -41,6 +42,7 @@ static const char *const kind_options[DEV_KIND_MAX] = {
 	[DEV_KIND_RAM] = "prio=N",
 	[DEV_KIND_ZRAM] = "lz4, zstd, algo=ALGO or prio=N",
 	[DEV_KIND_FILE] = "prio=N, discard, direct, qd=N or sync",
+	[DEV_KIND_NBD] = "prio=N or conns=N",
 };
 
 const char *dev_kind_name(enum dev_kind kind)
@@ -273,6 +275,7 @@ enum {
 	OPT_DIRECT = 1 << 3,
 	OPT_QD = 1 << 4,
 	OPT_SYNC = 1 << 5,
+	OPT_CONNS = 1 << 6,
 };
 
 static const struct kind_option {
@@ -281,8 +284,9 @@ static const struct kind_option {
 	bool has_value;
 	unsigned int bit;
 } kind_option_table[] = {
-	{ 1u << DEV_KIND_RAM | 1u << DEV_KIND_ZRAM | 1u << DEV_KIND_FILE,
-	  "prio", true, OPT_PRIO },
+	{ 1u << DEV_KIND_RAM | 1u << DEV_KIND_ZRAM | 1u << DEV_KIND_FILE |
+	  1u << DEV_KIND_NBD, "prio", true, OPT_PRIO },
+	{ 1u << DEV_KIND_NBD, "conns", true, OPT_CONNS },
 	{ 1u << DEV_KIND_ZRAM, "algo", true, OPT_ALGO },
 	{ 1u << DEV_KIND_ZRAM, "lz4", false, OPT_ALGO },
 	{ 1u << DEV_KIND_ZRAM, "zstd", false, OPT_ALGO },
@@ -326,6 +330,11 @@ static int apply_kind_option(struct dev_spec *spec, const struct kind_option *o,
 		return 0;
 	case OPT_DIRECT:
 		spec->file.direct = true;
+		return 0;
+	case OPT_CONNS:
+		if (parse_uint_opt("conns", value, 1, DEV_SPEC_MAX_CONNS, &qd, err, errlen))
+			return -EINVAL;
+		spec->nbd_conns = (unsigned int)qd;
 		return 0;
 	default: /* OPT_SYNC */
 		spec->file.no_uring = true;
@@ -399,6 +408,35 @@ static int parse_file(const char **pos, struct dev_spec *spec, char *field,
 	if (!spec->path)
 		return backend_errf(err, errlen, -ENOMEM, "out of memory");
 	spec->file.queue_depth = DEV_SPEC_DEFAULT_QD;
+	return parse_options(pos, spec, field, err, errlen);
+}
+
+/* The URI of an nbd spec: the rest of the spec up to the first ":prio=" or
+ * ":conns=", colons and all (spec.h). Leaves *@pos at that ':'. */
+static int parse_nbd(const char **pos, struct dev_spec *spec, char *field,
+		     char *err, size_t errlen)
+{
+	const char *s = *pos ? *pos : "", *end = s + strlen(s);
+	static const char *const marks[] = { ":prio=", ":conns=" };
+
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+		const char *m = strstr(s, marks[i]);
+
+		if (m && m < end)
+			end = m;
+	}
+	if (end == s)
+		return backend_errf(err, errlen, -EINVAL, "nbd needs a URI, e.g. "
+			    "nbd:nbd+unix:///?socket=/run/nbd.sock or nbd:nbd://host/");
+	if (strncmp(s, "nbd://", 6) && strncmp(s, "nbd+unix://", 11) &&
+	    strncmp(s, "nbds://", 7) && strncmp(s, "nbds+unix://", 12))
+		return backend_errf(err, errlen, -EINVAL, "nbd URI '%.*s' must start with "
+			    "nbd:// or nbd+unix://", (int)(end - s), s);
+	spec->path = strndup(s, (size_t)(end - s));
+	if (!spec->path)
+		return backend_errf(err, errlen, -ENOMEM, "out of memory");
+	spec->nbd_conns = 1;
+	*pos = *end ? end + 1 : NULL;
 	return parse_options(pos, spec, field, err, errlen);
 }
 
@@ -582,9 +620,9 @@ static int parse_kind(const char *field, enum dev_kind *kind, char *err, size_t 
 	}
 	if (*field == '\0')
 		return backend_errf(err, errlen, -EINVAL, "empty device spec (expected "
-			    "ram:SIZE, zram:SIZE, file:PATH or faulty:OPTS:SPEC)");
+			    "ram:SIZE, zram:SIZE, file:PATH, nbd:URI or faulty:OPTS:SPEC)");
 	return backend_errf(err, errlen, -EINVAL, "unknown device kind '%s' (expected "
-		    "ram, zram, file or faulty)", field);
+		    "ram, zram, file, nbd or faulty)", field);
 }
 
 /* One level of a spec into @out (zeroed); recursion only through faulty,
@@ -604,6 +642,8 @@ static int parse_level(const char *s, struct dev_spec *out, int depth,
 	rc = parse_kind(field, &out->kind, err, errlen);
 	if (!rc && out->kind == DEV_KIND_FILE)
 		rc = parse_file(&pos, out, field, err, errlen);
+	else if (!rc && out->kind == DEV_KIND_NBD)
+		rc = parse_nbd(&pos, out, field, err, errlen);
 	else if (!rc && out->kind == DEV_KIND_FAULTY)
 		rc = parse_faulty(&pos, out, field, depth, err, errlen);
 	else if (!rc)

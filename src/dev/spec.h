@@ -5,11 +5,12 @@
  *
  * Grammar (the public header repeats it for users):
  *
- *   spec    := ram | zram | file | faulty
+ *   spec    := ram | zram | file | nbd | faulty
  *   ram     := "ram:" SIZE [":prio=" N]
  *   zram    := "zram:" SIZE { ":" ("lz4" | "zstd" | "algo=" ALGO | "prio=" N) }
  *   file    := "file:" PATH { ":" ("prio=" N | "discard" | "direct" |
  *                                  "qd=" N | "sync") }
+ *   nbd     := "nbd:" URI { ":" ("prio=" N | "conns=" N) }
  *   faulty  := "faulty:" OPTS ":" spec
  *   OPTS    := "" | OPT { "," OPT }
  *   OPT     := ("read" | "write" | "discard") "=" RATE | "latency=" US |
@@ -17,7 +18,9 @@
  *              ("read_slots" | "write_slots" | "discard_slots") "=" N {"+" N}
  *
  * Fields are separated by ':'; inside PATH, "\:" stands for ':' and "\\"
- * for '\'. Options may come in any order, each at most once. A faulty
+ * for '\'. A URI is taken as it is, colons and all: it runs to the end of
+ * the spec or to the first ":prio=" or ":conns=" (NBD URIs have colons of
+ * their own, nbd://host:10809/, and never those). Options may come in any order, each at most once. A faulty
  * wrapper takes everything after its OPTS as the inner spec, so the
  * priority of "faulty:read=0.1:file:/x:prio=5" is the file's; prio= in
  * OPTS sets it too, but not both.
@@ -26,7 +29,7 @@
  * DEV_SPEC_MAX_FAULTY nested faulty wrappers; SIZE a multiple of
  * USWAP_PAGE_SIZE from USWAP_MIN_CLUSTERS clusters (4 MiB) to UINT32_MAX
  * slots; prio -1..32767; qd 1..4096; RATE 0..1; latency up to 10 s; a
- * slot list up to 1024 slots, each 1..UINT32_MAX; fail_nth from 1 (the
+ * slot list up to 1024 slots, each 1..UINT32_MAX; conns 1..16; fail_nth from 1 (the
  * first request fails), persistent only with fail_nth.
  *
  * Opening the device a spec names is dev_spec_open()'s job (not here).
@@ -45,6 +48,7 @@
 #define DEV_SPEC_MAX_FAULTY     USWAP_SPEC_MAX_FAULTY
 #define DEV_SPEC_DEFAULT_QD     32
 #define DEV_SPEC_MAX_QD         4096
+#define DEV_SPEC_MAX_CONNS      16
 #define DEV_SPEC_MAX_LATENCY_US 10000000u
 #define DEV_SPEC_MAX_SLOT_LIST  1024
 #define DEV_SPEC_DEFAULT_SEED   1
@@ -54,6 +58,7 @@ enum dev_kind {
 	DEV_KIND_ZRAM,
 	DEV_KIND_FILE,
 	DEV_KIND_FAULTY,
+	DEV_KIND_NBD,
 	DEV_KIND_MAX
 };
 
@@ -65,7 +70,9 @@ struct dev_spec {
 				     the options or the inner spec) */
 	uint64_t size_bytes;      /* ram, zram: multiple of USWAP_PAGE_SIZE */
 	char algo[8];             /* zram: "lz4" (=) or "zstd"; else "" */
-	char *path;               /* file: unescaped, owned; else NULL */
+	char *path;               /* file: unescaped, owned; nbd: the URI,
+				     owned; else NULL */
+	unsigned int nbd_conns;   /* nbd: connections (=1) */
 	struct file_backend_opts file; /* file: queue_depth (=32), direct,
 				     discard, no_uring (the "sync" option) */
 	struct faulty_opts faulty;/* faulty: bad_*_slots point into the

@@ -140,12 +140,16 @@ static int sb_spec(struct sbuf *b, const struct dev_spec *spec)
 	}
 	if (spec->kind == DEV_KIND_FILE)
 		sb_path(b, spec->path ? spec->path : "");
+	else if (spec->kind == DEV_KIND_NBD)
+		sb_printf(b, "%s", spec->path ? spec->path : ""); /* as given */
 	else
 		sb_size(b, spec->size_bytes);
 	if (spec->kind == DEV_KIND_ZRAM && strcmp(spec->algo, "lz4"))
 		sb_printf(b, ":%s", spec->algo);
 	if (spec->prio != USWAP_PRIO_DEFAULT)
 		sb_printf(b, ":prio=%d", spec->prio);
+	if (spec->kind == DEV_KIND_NBD && spec->nbd_conns > 1)
+		sb_printf(b, ":conns=%u", spec->nbd_conns);
 	if (spec->kind != DEV_KIND_FILE)
 		return 0;
 	if (fo->discard)
@@ -281,6 +285,10 @@ static void describe_device(struct describer *d, const struct dev_spec *s)
 		opt(d, "discard", "%s", tf(s->file.discard));
 		opt(d, "direct", "%s", tf(s->file.direct));
 		opt(d, "sync", "%s", tf(s->file.no_uring));
+		break;
+	case DEV_KIND_NBD:
+		opt(d, "uri", "%s", s->path ? s->path : "");
+		opt(d, "conns", "%u", s->nbd_conns);
 		break;
 	default:
 		break;
