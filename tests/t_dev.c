@@ -5,6 +5,8 @@
 #include "t_dev.h"
 
 #include <dirent.h>
+#include <signal.h>
+#include <spawn.h>
 #include <pthread.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -357,3 +359,56 @@ void t_buf_free(void *buf, bool misaligned)
 	if (buf != NULL)
 		free(misaligned ? (char *)buf - 8 : buf);
 }
+
+/* ---------------------------------------------------------------------
+ * nbdkit
+ * ------------------------------------------------------------------- */
+
+extern char **environ;
+
+bool t_have_nbdkit(void)
+{
+	return system("command -v nbdkit >/dev/null 2>&1") == 0;
+}
+
+void t_nbdkit_start(struct t_nbdkit *s, const char *size, bool readonly)
+{
+	char *argv[10];
+	int n = 0;
+
+	snprintf(s->dir, sizeof(s->dir), "/tmp/uswap-nbd-XXXXXX");
+	t_true(mkdtemp(s->dir) != NULL);
+	snprintf(s->sock, sizeof(s->sock), "%s/sock", s->dir);
+	snprintf(s->uri, sizeof(s->uri), "nbd:nbd+unix:///?socket=%s", s->sock);
+	argv[n++] = "nbdkit";
+	argv[n++] = "-f";
+	argv[n++] = "--exit-with-parent";
+	argv[n++] = "-U";
+	argv[n++] = s->sock;
+	if (readonly)
+		argv[n++] = "-r";
+	argv[n++] = "memory";
+	argv[n++] = (char *)size;
+	argv[n] = NULL;
+	t_eq(posix_spawnp(&s->pid, "nbdkit", NULL, NULL, argv, environ), 0);
+	for (int i = 0; i < 500; i++) {
+		struct stat st;
+
+		if (stat(s->sock, &st) == 0)
+			return;
+		usleep(10000);
+	}
+	fail_msg("nbdkit did not create %s within 5 s", s->sock);
+}
+
+void t_nbdkit_stop(struct t_nbdkit *s)
+{
+	if (s->pid > 0) {
+		kill(s->pid, SIGKILL);
+		waitpid(s->pid, NULL, 0);
+		s->pid = 0;
+	}
+	unlink(s->sock);
+	rmdir(s->dir);
+}
+

@@ -11,6 +11,8 @@
 #ifndef USWAP_TESTS_T_DEV_H
 #define USWAP_TESTS_T_DEV_H
 
+#include <sys/types.h>
+
 #include "t_util.h"
 
 #include "dev/backend.h"
@@ -86,5 +88,26 @@ void t_bread(struct backend *b, uint64_t slot, unsigned int order, void *buf);
  * t_buf_free(). */
 void *t_buf_alloc(size_t len, bool misaligned);
 void t_buf_free(void *buf, bool misaligned);
+
+/* ---------------------------------------------------------------------
+ * An NBD server for the nbd backend's tests: nbdkit's memory plugin on a
+ * unix socket in a private directory under /tmp, killed by
+ * t_nbdkit_stop() (and by --exit-with-parent if the test dies first).
+ * ------------------------------------------------------------------- */
+
+struct t_nbdkit {
+	pid_t pid;
+	char dir[64];
+	char sock[96];
+	char uri[160];  /* the device spec: "nbd:nbd+unix:///?socket=SOCK" */
+};
+
+/* Is nbdkit on PATH? */
+bool t_have_nbdkit(void);
+/* Start `nbdkit -f --exit-with-parent -U SOCK [-r] memory SIZE` and wait
+ * (up to 5 s) for its socket. Fails the test on error. */
+void t_nbdkit_start(struct t_nbdkit *s, const char *size, bool readonly);
+/* Kill it and remove its socket and directory. */
+void t_nbdkit_stop(struct t_nbdkit *s);
 
 #endif /* USWAP_TESTS_T_DEV_H */

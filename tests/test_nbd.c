@@ -11,77 +11,15 @@
  * Skips when nbdkit is not installed.
  */
 #include <setjmp.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "dev/backend.h"
 #include "t_dev.h"
-
-extern char **environ;
-
-struct server {
-	pid_t pid;
-	char dir[64];
-	char sock[96];
-	char uri[160];
-};
-
-static bool have_nbdkit(void)
-{
-	return system("command -v nbdkit >/dev/null 2>&1") == 0;
-}
-
-/* Start `nbdkit -f --exit-with-parent -U SOCK [-r] memory SIZE` and wait
- * for its socket. */
-static void server_start(struct server *s, const char *size, bool readonly)
-{
-	char *argv[10];
-	int n = 0;
-
-	snprintf(s->dir, sizeof(s->dir), "/tmp/uswap-nbd-XXXXXX");
-	t_true(mkdtemp(s->dir) != NULL);
-	snprintf(s->sock, sizeof(s->sock), "%s/sock", s->dir);
-	snprintf(s->uri, sizeof(s->uri), "nbd:nbd+unix:///?socket=%s", s->sock);
-	argv[n++] = "nbdkit";
-	argv[n++] = "-f";
-	argv[n++] = "--exit-with-parent";
-	argv[n++] = "-U";
-	argv[n++] = s->sock;
-	if (readonly)
-		argv[n++] = "-r";
-	argv[n++] = "memory";
-	argv[n++] = (char *)size;
-	argv[n] = NULL;
-	t_eq(posix_spawnp(&s->pid, "nbdkit", NULL, NULL, argv, environ), 0);
-	for (int i = 0; i < 500; i++) {
-		struct stat st;
-
-		if (stat(s->sock, &st) == 0)
-			return;
-		usleep(10000);
-	}
-	fail_msg("nbdkit did not create %s within 5 s", s->sock);
-}
-
-static void server_kill(struct server *s)
-{
-	if (s->pid > 0) {
-		kill(s->pid, SIGKILL);
-		waitpid(s->pid, NULL, 0);
-		s->pid = 0;
-	}
-	unlink(s->sock);
-	rmdir(s->dir);
-}
 
 static int swapon_spec(struct uswap *u, const char *spec, char *err, size_t errlen)
 {
@@ -129,16 +67,16 @@ static void round_trip(struct uswap *u)
 
 static void test_nbd_round_trips_through_the_swap_path(void **state)
 {
-	struct server s = { 0 };
+	struct t_nbdkit s = { 0 };
 	char spec[256], err[512];
 	struct uswap *u;
 	int type;
 
-	if (!have_nbdkit()) {
+	if (!t_have_nbdkit()) {
 		t_skip("nbdkit not installed (Debian package nbdkit)");
 		return;
 	}
-	server_start(&s, "64M", false);
+	t_nbdkit_start(&s, "64M", false);
 	for (int conns = 1; conns <= 2; conns++) {
 		u = t_create(2, 0);
 		snprintf(spec, sizeof(spec), "%s:conns=%d", s.uri, conns);
@@ -152,29 +90,29 @@ static void test_nbd_round_trips_through_the_swap_path(void **state)
 		t_eq(uswap_swapoff(u, type), 0);
 		uswap_destroy(u);
 	}
-	server_kill(&s);
+	t_nbdkit_stop(&s);
 }
 
 static void test_nbd_refuses_bad_exports_with_a_reason(void **state)
 {
-	struct server s = { 0 };
+	struct t_nbdkit s = { 0 };
 	struct uswap *u;
 	char err[512];
 
-	if (!have_nbdkit()) {
+	if (!t_have_nbdkit()) {
 		t_skip("nbdkit not installed (Debian package nbdkit)");
 		return;
 	}
 	u = t_create(2, 0);
-	server_start(&s, "64M", true);
+	t_nbdkit_start(&s, "64M", true);
 	t_eq(swapon_spec(u, s.uri, err, sizeof(err)), -EROFS);
 	t_true(strstr(err, "read-only") != NULL);
-	server_kill(&s);
+	t_nbdkit_stop(&s);
 
-	server_start(&s, "1M", false);
+	t_nbdkit_start(&s, "1M", false);
 	t_eq(swapon_spec(u, s.uri, err, sizeof(err)), -EINVAL);
 	t_true(strstr(err, "smaller than") != NULL);
-	server_kill(&s); /* the socket is gone now: nobody there */
+	t_nbdkit_stop(&s); /* the socket is gone now: nobody there */
 
 	t_true(swapon_spec(u, s.uri, err, sizeof(err)) < 0);
 	t_true(strstr(err, "cannot connect") != NULL);
@@ -189,18 +127,18 @@ static void test_nbd_server_killed_fails_cleanly(void **state)
 	enum { N = 64 };
 	static unsigned char page[N][USWAP_PAGE_SIZE], back[USWAP_PAGE_SIZE];
 	struct uswap_swap_io io[N];
-	struct server s = { 0 };
+	struct t_nbdkit s = { 0 };
 	struct uswap *u;
 	char spec[256], err[512];
 	int nbd, ram;
 	uint64_t rng = 5;
 
-	if (!have_nbdkit()) {
+	if (!t_have_nbdkit()) {
 		t_skip("nbdkit not installed (Debian package nbdkit)");
 		return;
 	}
 	u = t_create(2, 0);
-	server_start(&s, "64M", false);
+	t_nbdkit_start(&s, "64M", false);
 	snprintf(spec, sizeof(spec), "%s:prio=10", s.uri);
 	nbd = swapon_spec(u, spec, err, sizeof(err));
 	if (nbd < 0)
@@ -215,7 +153,7 @@ static void test_nbd_server_killed_fails_cleanly(void **state)
 	for (unsigned int i = 0; i < N / 2; i++)
 		t_eq(uswap_entry_type(io[i].entry), nbd);
 
-	server_kill(&s);
+	t_nbdkit_stop(&s);
 	t_eq(uswap_swap_out_batch(u, io + N / 2, N / 2, 0), N / 2);
 	for (unsigned int i = N / 2; i < N; i++)
 		t_eq(uswap_entry_type(io[i].entry), ram); /* failed over */

@@ -13,7 +13,8 @@
  *    ever meets a device whose backend is not attached yet;
  *  - the same model under batched traffic (uswap_swap_out_batch(),
  *    uswap_swap_in_batch() of up to 16 pages, over ram and an io_uring
- *    file): with faults, and during a swapoff.
+ *    file): with faults, and during a swapoff; and over an NBD export
+ *    of nbdkit with two connections.
  * Arguments: none; USWAP_STRESS_SCALE shrinks the work, USWAP_TEST_SEED
  * fixes the seed.
  */
@@ -534,6 +535,41 @@ static void test_swapoff_under_batched_traffic_moves_every_page(void **state)
 	uswap_destroy(u);
 }
 
+/* Batched traffic from 2 threads on an NBD export over two connections
+ * (nbdkit's memory plugin, multi-conn), a ram device below: one thread's
+ * completions may arrive while the other polls; no page lost or wrong. */
+static void test_batches_over_nbd_lose_no_page(void **state)
+{
+	struct uswap *u;
+	struct t_nbdkit s = { 0 };
+	char spec[256], err[512];
+	struct model m;
+	uint64_t ops = (uint64_t)(40000 * t_env_scale()) + 1000;
+
+	if (!t_have_nbdkit()) {
+		t_skip("nbdkit not installed (Debian package nbdkit)");
+		return;
+	}
+	t_async_reset();
+	u = t_create(2, 0);
+	t_nbdkit_start(&s, "256M", false);
+	snprintf(spec, sizeof(spec), "%s:conns=2:prio=10", s.uri);
+	if (uswap_swapon_spec(u, spec, err, sizeof(err)) < 0)
+		fail_msg("swapon %s: %s", spec, err);
+	swapon_backend(u, ram(64 * USWAP_CLUSTER_SLOTS), 0);
+	model_init(&m, u, 8192);
+	run_threads(&m, 2, ops, t_env_seed(), batch_traffic);
+	t_assert_no_async_failure("batched traffic over nbd");
+	model_drain(&m);
+	printf("# %llu pages verified over nbd\n", (unsigned long long)m.verified);
+	t_eq_u64(m.read_errors, 0);
+	t_eq_u64(t_total_inuse(u), 0);
+	t_check(u);
+	model_free(&m);
+	uswap_destroy(u);
+	t_nbdkit_stop(&s);
+}
+
 struct publish_race {
 	struct uswap *u;
 	_Atomic bool stop;
@@ -614,6 +650,7 @@ int main(void)
 		cmocka_unit_test(test_swap_out_never_finds_a_device_without_its_backend),
 		cmocka_unit_test(test_batches_with_faults_lose_no_page),
 		cmocka_unit_test(test_swapoff_under_batched_traffic_moves_every_page),
+		cmocka_unit_test(test_batches_over_nbd_lose_no_page),
 	};
 	return t_run(tests);
 }
