@@ -44,6 +44,8 @@ static const char usage_text[] =
 "  nbd:URI[:prio=N][:conns=N]        an NBD export (nbd://HOST[:PORT]/NAME,\n"
 "                                    nbd+unix:///NAME?socket=PATH); conns\n"
 "                                    1..16 needs the server's multi-conn\n"
+"  mirror:[prio=N]:SPEC|SPEC         writes to both, reads from either; a\n"
+"                                    failing leg is dropped, nothing lost\n"
 "  faulty:OPTS:SPEC                  fault injection around SPEC; OPTS is\n"
 "                                    comma-separated read=R, write=R,\n"
 "                                    discard=R (0..1), latency=MICROSECONDS,\n"

@@ -181,6 +181,9 @@ USWAP_API int uswap_header_read_file(const char *path, struct uswap_header_info 
  *                                      the export's size gives the slots;
  *                                      conns (1..16, default 1) needs the
  *                                      server's multi-conn
+ *   mirror:[prio=N]:A|B                the same slots on A and B: writes to
+ *                                      both, reads from either; a leg that
+ *                                      fails is dropped (nothing lost)
  *   faulty:OPTS:INNER                  fault injection around INNER (any
  *                                      spec); OPTS is comma-separated
  *                                      read=R,write=R,discard=R (fractions

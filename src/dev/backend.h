@@ -129,6 +129,13 @@ int backend_file_open(const char *path, const struct file_backend_opts *opts,
 int backend_nbd_open(const char *uri, unsigned int conns, struct backend **out,
 		     char *err, size_t errlen);
 
+/* Two legs holding the same slots (mirror.c); takes ownership of both. */
+int backend_mirror_open(struct backend *a, struct backend *b, struct backend **out,
+			char *err, size_t errlen);
+/* A mirror's state: which legs have failed, failovers so far. Return: 0,
+ * -EINVAL (not a mirror). */
+int mirror_info(struct backend *b, bool failed[2], uint64_t *failovers);
+
 struct faulty_opts {
 	double read_error_rate;   /* 0..1: each read fails with -EIO */
 	double write_error_rate;

@@ -72,6 +72,27 @@ static int open_faulty(const struct dev_spec *s, struct backend **out, char *err
 	return rc;
 }
 
+static int open_mirror(const struct dev_spec *s, struct backend **out, char *err,
+		       size_t errlen)
+{
+	struct backend *a, *b;
+	int rc = open_spec(s->inner, &a, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = open_spec(s->inner2, &b, err, errlen);
+	if (rc) {
+		a->ops->close(a);
+		return rc;
+	}
+	rc = backend_mirror_open(a, b, out, err, errlen);
+	if (rc) {
+		a->ops->close(a);
+		b->ops->close(b);
+	}
+	return rc;
+}
+
 static int open_spec(const struct dev_spec *s, struct backend **out, char *err,
 		     size_t errlen)
 {
@@ -84,6 +105,8 @@ static int open_spec(const struct dev_spec *s, struct backend **out, char *err,
 		return open_file(s, out, err, errlen);
 	case DEV_KIND_FAULTY:
 		return open_faulty(s, out, err, errlen);
+	case DEV_KIND_MIRROR:
+		return open_mirror(s, out, err, errlen);
 	case DEV_KIND_NBD:
 		return backend_nbd_open(s->path, s->nbd_conns, out, err, errlen);
 	default:

@@ -35,6 +35,7 @@ static const char *const kind_names[DEV_KIND_MAX] = {
 	[DEV_KIND_FILE] = "file",
 	[DEV_KIND_FAULTY] = "faulty",
 	[DEV_KIND_NBD] = "nbd",
+	[DEV_KIND_MIRROR] = "mirror",
 };
 
 /* What each kind takes after its size or path, for "unknown option". */
@@ -607,6 +608,58 @@ static int parse_faulty(const char **pos, struct dev_spec *spec, char *field,
 }
 
 /* ------------------------------------------------------------------------
+ * mirror
+ * ---------------------------------------------------------------------- */
+
+static int parse_mirror_leg(const char *s, size_t len, struct dev_spec **leg, int depth,
+			    char *err, size_t errlen)
+{
+	char *text = strndup(s, len);
+	int rc;
+
+	*leg = calloc(1, sizeof(**leg));
+	if (!text || !*leg) {
+		free(text);
+		return backend_errf(err, errlen, -ENOMEM, "out of memory");
+	}
+	rc = parse_level(text, *leg, depth + 1, err, errlen);
+	free(text);
+	if (!rc && (*leg)->prio_set)
+		rc = backend_errf(err, errlen, -EINVAL, "a mirror leg takes no prio= "
+				  "(give it once: mirror:prio=N:A|B)");
+	return rc;
+}
+
+/* "mirror:" ["prio=" N] ":" A "|" B */
+static int parse_mirror(const char **pos, struct dev_spec *spec, char *field,
+			int depth, char *err, size_t errlen)
+{
+	const char *bar;
+	int rc;
+
+	if (!next_field(pos, field) || !*pos || !(bar = strchr(*pos, '|')))
+		return backend_errf(err, errlen, -EINVAL, "mirror needs two specs, e.g. "
+			    "mirror::nbd:nbd://a/|nbd:nbd://b/");
+	if (depth >= DEV_SPEC_MAX_FAULTY)
+		return backend_errf(err, errlen, -EINVAL, "wrappers nested more than %d "
+			    "deep", DEV_SPEC_MAX_FAULTY);
+	if (*field) {
+		if (strncmp(field, "prio=", 5))
+			return backend_errf(err, errlen, -EINVAL, "unknown mirror option "
+				    "'%s' (expected prio=N or nothing)", field);
+		rc = parse_prio(field + 5, &spec->prio, err, errlen);
+		if (rc)
+			return rc;
+		spec->prio_set = true;
+	}
+	rc = parse_mirror_leg(*pos, (size_t)(bar - *pos), &spec->inner, depth, err, errlen);
+	if (!rc)
+		rc = parse_mirror_leg(bar + 1, strlen(bar + 1), &spec->inner2, depth, err,
+				      errlen);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------
  * Whole specs
  * ---------------------------------------------------------------------- */
 
@@ -620,9 +673,10 @@ static int parse_kind(const char *field, enum dev_kind *kind, char *err, size_t 
 	}
 	if (*field == '\0')
 		return backend_errf(err, errlen, -EINVAL, "empty device spec (expected "
-			    "ram:SIZE, zram:SIZE, file:PATH, nbd:URI or faulty:OPTS:SPEC)");
+			    "ram:SIZE, zram:SIZE, file:PATH, nbd:URI, faulty:OPTS:SPEC or "
+			    "mirror::SPEC|SPEC)");
 	return backend_errf(err, errlen, -EINVAL, "unknown device kind '%s' (expected "
-		    "ram, zram, file, nbd or faulty)", field);
+		    "ram, zram, file, nbd, faulty or mirror)", field);
 }
 
 /* One level of a spec into @out (zeroed); recursion only through faulty,
@@ -644,6 +698,8 @@ static int parse_level(const char *s, struct dev_spec *out, int depth,
 		rc = parse_file(&pos, out, field, err, errlen);
 	else if (!rc && out->kind == DEV_KIND_NBD)
 		rc = parse_nbd(&pos, out, field, err, errlen);
+	else if (!rc && out->kind == DEV_KIND_MIRROR)
+		rc = parse_mirror(&pos, out, field, depth, err, errlen);
 	else if (!rc && out->kind == DEV_KIND_FAULTY)
 		rc = parse_faulty(&pos, out, field, depth, err, errlen);
 	else if (!rc)
@@ -677,6 +733,10 @@ void dev_spec_free(struct dev_spec *spec)
 	if (spec->inner) {
 		dev_spec_free(spec->inner);
 		free(spec->inner);
+	}
+	if (spec->inner2) {
+		dev_spec_free(spec->inner2);
+		free(spec->inner2);
 	}
 	free(spec->path);
 	free(spec->read_slots);

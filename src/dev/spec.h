@@ -5,12 +5,13 @@
  *
  * Grammar (the public header repeats it for users):
  *
- *   spec    := ram | zram | file | nbd | faulty
+ *   spec    := ram | zram | file | nbd | faulty | mirror
  *   ram     := "ram:" SIZE [":prio=" N]
  *   zram    := "zram:" SIZE { ":" ("lz4" | "zstd" | "algo=" ALGO | "prio=" N) }
  *   file    := "file:" PATH { ":" ("prio=" N | "discard" | "direct" |
  *                                  "qd=" N | "sync") }
  *   nbd     := "nbd:" URI { ":" ("prio=" N | "conns=" N) }
+ *   mirror  := "mirror:" ["prio=" N] ":" spec "|" spec
  *   faulty  := "faulty:" OPTS ":" spec
  *   OPTS    := "" | OPT { "," OPT }
  *   OPT     := ("read" | "write" | "discard") "=" RATE | "latency=" US |
@@ -24,6 +25,9 @@
  * wrapper takes everything after its OPTS as the inner spec, so the
  * priority of "faulty:read=0.1:file:/x:prio=5" is the file's; prio= in
  * OPTS sets it too, but not both.
+ *
+ * A mirror's legs are split at the first '|' (so the first leg cannot hold
+ * one); their priority is the mirror's, given in its options only.
  *
  * Limits: the whole spec at most DEV_SPEC_MAX_LEN bytes; at most
  * DEV_SPEC_MAX_FAULTY nested faulty wrappers; SIZE a multiple of
@@ -59,6 +63,7 @@ enum dev_kind {
 	DEV_KIND_FILE,
 	DEV_KIND_FAULTY,
 	DEV_KIND_NBD,
+	DEV_KIND_MIRROR,
 	DEV_KIND_MAX
 };
 
@@ -80,7 +85,9 @@ struct dev_spec {
 	uint64_t *read_slots;     /* faulty: owned storage of read_slots= */
 	uint64_t *write_slots;    /* faulty: owned storage of write_slots= */
 	uint64_t *discard_slots;  /* faulty: owned storage of discard_slots= */
-	struct dev_spec *inner;   /* faulty: the wrapped device, owned */
+	struct dev_spec *inner;   /* faulty: the wrapped device; mirror: the
+				     first leg; owned */
+	struct dev_spec *inner2;  /* mirror: the second leg, owned */
 };
 
 /*

@@ -138,6 +138,18 @@ static int sb_spec(struct sbuf *b, const struct dev_spec *spec)
 		sb_printf(b, ":");
 		return sb_spec(b, spec->inner);
 	}
+	if (spec->kind == DEV_KIND_MIRROR) {
+		int rc;
+
+		if (!spec->inner || !spec->inner2)
+			return -EINVAL;
+		if (spec->prio != USWAP_PRIO_DEFAULT)
+			sb_printf(b, "prio=%d", spec->prio);
+		sb_printf(b, ":");
+		rc = sb_spec(b, spec->inner);
+		sb_printf(b, "|");
+		return rc ? rc : sb_spec(b, spec->inner2);
+	}
 	if (spec->kind == DEV_KIND_FILE)
 		sb_path(b, spec->path ? spec->path : "");
 	else if (spec->kind == DEV_KIND_NBD)
@@ -295,6 +307,19 @@ static void describe_device(struct describer *d, const struct dev_spec *s)
 	}
 }
 
+/* A mirror layer names its second leg; the first is described as the
+ * layers that follow it. */
+static void describe_mirror(struct describer *d, const struct dev_spec *s)
+{
+	char leg[2 * USWAP_SPEC_MAX_LEN];
+
+	layer_begin(d, "mirror");
+	if (dev_spec_format(s->inner2, leg, sizeof(leg)) < 0)
+		d->overflow = true;
+	else
+		opt(d, "second", "%s", leg);
+}
+
 USWAP_API const char *uswap_spec_get(const struct uswap_spec_layer *layer, const char *key)
 {
 	for (unsigned int i = 0; layer && key && i < layer->nr_options; i++)
@@ -329,8 +354,11 @@ USWAP_API int uswap_spec_parse(const char *spec, struct uswap_spec_info *out,
 	out->prio = ds.prio;
 	struct describer desc = { .out = out };
 
-	for (d = &ds; d->kind == DEV_KIND_FAULTY; d = d->inner)
-		describe_faulty(&desc, &d->faulty);
+	for (d = &ds; d->kind == DEV_KIND_FAULTY || d->kind == DEV_KIND_MIRROR; d = d->inner)
+		if (d->kind == DEV_KIND_FAULTY)
+			describe_faulty(&desc, &d->faulty);
+		else
+			describe_mirror(&desc, d);
 	describe_device(&desc, d);
 	dev_spec_free(&ds);
 	if (desc.overflow) {

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mirror.c - the "mirror" wrapper: two devices holding the same slots
+ * (RAID 1 for swap, meant for two independent NBD exports).
+ *
+ * Writes go to both legs; reads come from one, alternating between the
+ * healthy legs, and a read that fails is tried on the other. A leg whose
+ * write or read fails is marked failed: it holds stale data from then on,
+ * so it is written and read no more, and the device carries on from the
+ * other with nothing lost (the failure is counted and the failed leg
+ * named in the statistics). A write is good when it reached at least one
+ * healthy leg; only when both legs have failed do requests fail (-EIO).
+ * Attaching a replacement leg and resyncing it is not done yet.
+ *
+ * The geometry is the smaller leg's: nr_slots the smaller, first_slot the
+ * larger of the two. Asynchronous requests are split into one request
+ * per leg and completed when the legs' completions are in (reap reaps
+ * both legs); a failed read is resubmitted to the other leg from its
+ * done(), which the backend contract allows.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev/dev.h"
+
+struct mirror_backend {
+	struct backend b;            /* first */
+	struct backend *leg[2];      /* owned */
+	_Atomic bool failed[2];
+	_Atomic unsigned int turn;   /* which leg reads next */
+	_Atomic uint64_t nr_failover, nr_leg_errors[2];
+	_Atomic unsigned int inflight[2]; /* children submitted, not done */
+};
+
+/* One request on its way through the legs. */
+struct mirror_req {
+	struct mirror_backend *mb;
+	struct backend_io *parent;
+	struct backend_io child[2];
+	_Atomic unsigned int pending;
+	int leg_result[2];
+	bool skip[2];                /* WRITE: leg failed before, not written */
+	int read_leg;                /* READ: the leg being read */
+	bool retried;                /* READ: the other leg was tried too */
+};
+
+static inline struct mirror_backend *to_mirror(struct backend *b)
+{
+	return (struct mirror_backend *)b;
+}
+
+static bool healthy(struct mirror_backend *mb, int leg)
+{
+	return !atomic_load_explicit(&mb->failed[leg], memory_order_relaxed);
+}
+
+/* A leg failed: from now on it is stale. Counted once. */
+static void leg_failed(struct mirror_backend *mb, int leg)
+{
+	atomic_fetch_add_explicit(&mb->nr_leg_errors[leg], 1, memory_order_relaxed);
+	if (!atomic_exchange(&mb->failed[leg], true))
+		atomic_fetch_add_explicit(&mb->nr_failover, 1, memory_order_relaxed);
+}
+
+/* The leg to read first: the healthy ones in turn. -1: none. */
+static int read_leg(struct mirror_backend *mb)
+{
+	int first = (int)(atomic_fetch_add_explicit(&mb->turn, 1, memory_order_relaxed) & 1);
+
+	if (healthy(mb, first))
+		return first;
+	return healthy(mb, !first) ? !first : -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Synchronous I/O */
+
+static int mirror_read(struct backend *b, uint64_t slot, unsigned int order, void *buf)
+{
+	struct mirror_backend *mb = to_mirror(b);
+	int leg = read_leg(mb);
+	int rc = backend_check_io(b, slot, order);
+
+	if (rc)
+		return rc;
+	for (int tries = 0; leg >= 0 && tries < 2; tries++) {
+		rc = mb->leg[leg]->ops->read(mb->leg[leg], slot, order, buf);
+		if (!rc)
+			return 0;
+		leg_failed(mb, leg);
+		leg = healthy(mb, !leg) ? !leg : -1;
+	}
+	return -EIO;
+}
+
+static int mirror_write(struct backend *b, uint64_t slot, unsigned int order,
+			const void *buf)
+{
+	struct mirror_backend *mb = to_mirror(b);
+	int rc = backend_check_io(b, slot, order);
+	bool stored = false;
+
+	if (rc)
+		return rc;
+	for (int leg = 0; leg < 2; leg++) {
+		if (!healthy(mb, leg))
+			continue;
+		if (mb->leg[leg]->ops->write(mb->leg[leg], slot, order, buf) == 0)
+			stored = true;
+		else
+			leg_failed(mb, leg);
+	}
+	return stored ? 0 : -EIO;
+}
+
+static int mirror_discard(struct backend *b, uint64_t slot, uint64_t nr_slots)
+{
+	struct mirror_backend *mb = to_mirror(b);
+	int rc = backend_check_range(b, slot, nr_slots);
+
+	for (int leg = 0; !rc && leg < 2; leg++)
+		if (healthy(mb, leg))
+			(void)mb->leg[leg]->ops->discard(mb->leg[leg], slot, nr_slots);
+	return rc; /* a discard that did not happen leaves stale data: allowed */
+}
+
+static int mirror_flush(struct backend *b)
+{
+	struct mirror_backend *mb = to_mirror(b);
+	bool any = false;
+
+	for (int leg = 0; leg < 2; leg++) {
+		if (!healthy(mb, leg))
+			continue;
+		if (mb->leg[leg]->ops->flush(mb->leg[leg]) == 0)
+			any = true;
+		else
+			leg_failed(mb, leg);
+	}
+	return any ? 0 : -EIO;
+}
+
+/* ------------------------------------------------------------------ */
+/* Asynchronous I/O */
+
+static void req_finish(struct mirror_req *r, int result)
+{
+	struct backend_io *io = r->parent;
+
+	free(r);
+	io->result = result;
+	if (io->done)
+		io->done(io);
+}
+
+/* A write leg completed (or was skipped); the last one decides: good if
+ * one leg stored it. */
+static void write_done(struct backend_io *child)
+{
+	struct mirror_req *r = child->priv;
+	int leg = child == &r->child[0] ? 0 : 1;
+
+	r->leg_result[leg] = child->result;
+	if (!r->skip[leg]) {
+		atomic_fetch_sub_explicit(&r->mb->inflight[leg], 1, memory_order_relaxed);
+		if (child->result)
+			leg_failed(r->mb, leg);
+	}
+	if (atomic_fetch_sub_explicit(&r->pending, 1, memory_order_acq_rel) != 1)
+		return;
+	req_finish(r, r->leg_result[0] == 0 || r->leg_result[1] == 0 ? 0 : -EIO);
+}
+
+static void submit_read(struct mirror_req *r, int leg);
+
+/* The read leg completed: done, or try the other leg once. */
+static void read_done(struct backend_io *child)
+{
+	struct mirror_req *r = child->priv;
+	int leg = r->read_leg;
+
+	atomic_fetch_sub_explicit(&r->mb->inflight[leg], 1, memory_order_relaxed);
+	if (!child->result) {
+		req_finish(r, 0);
+		return;
+	}
+	leg_failed(r->mb, leg);
+	if (!r->retried && healthy(r->mb, !leg)) {
+		r->retried = true;
+		submit_read(r, !leg);
+		return;
+	}
+	req_finish(r, -EIO);
+}
+
+static void submit_read(struct mirror_req *r, int leg)
+{
+	struct backend_io *c = &r->child[leg];
+	struct backend *lb = r->mb->leg[leg];
+
+	r->read_leg = leg;
+	*c = *r->parent;
+	c->done = read_done;
+	c->priv = r;
+	atomic_fetch_add_explicit(&r->mb->inflight[leg], 1, memory_order_relaxed);
+	if (lb->ops->submit(lb, c)) {
+		c->result = -EIO;
+		read_done(c);
+	}
+}
+
+static int mirror_submit(struct backend *b, struct backend_io *io)
+{
+	struct mirror_backend *mb = to_mirror(b);
+	struct mirror_req *r;
+	int rc, leg;
+
+	if (!io)
+		return -EINVAL;
+	if (io->op == BACKEND_DISCARD)
+		return backend_submit_sync(b, io);
+	rc = backend_check_io(b, io->slot, io->order);
+	r = rc ? NULL : calloc(1, sizeof(*r));
+	if (!r) {
+		io->result = rc ? rc : -ENOMEM;
+		if (io->done)
+			io->done(io);
+		return 0;
+	}
+	r->mb = mb;
+	r->parent = io;
+	if (io->op == BACKEND_READ) {
+		leg = read_leg(mb);
+		if (leg < 0)
+			req_finish(r, -EIO);
+		else
+			submit_read(r, leg);
+		return 0;
+	}
+	/* WRITE: one child per healthy leg; the pending count covers both
+	 * children before either can complete. */
+	atomic_init(&r->pending, 2);
+	for (leg = 0; leg < 2; leg++) {
+		struct backend_io *c = &r->child[leg];
+
+		*c = *io;
+		c->done = write_done;
+		c->priv = r;
+		if (!healthy(mb, leg)) {
+			r->skip[leg] = true;
+			c->result = -EIO;
+			write_done(c);
+			continue;
+		}
+		atomic_fetch_add_explicit(&mb->inflight[leg], 1, memory_order_relaxed);
+		if (mb->leg[leg]->ops->submit(mb->leg[leg], c)) {
+			c->result = -EIO;
+			write_done(c);
+		}
+	}
+	return 0;
+}
+
+/* reap: what both legs have finished; if that is nothing and more is
+ * wanted, wait on a leg that has children in flight. Return: leg
+ * completions reaped (a request may need two). */
+static int mirror_reap(struct backend *b, unsigned int min_complete)
+{
+	struct mirror_backend *mb = to_mirror(b);
+	int total = 0;
+
+	for (int leg = 0; leg < 2; leg++) {
+		int n = mb->leg[leg]->ops->reap(mb->leg[leg], 0);
+
+		total += n > 0 ? n : 0;
+	}
+	for (int leg = 0; !total && min_complete && leg < 2; leg++) {
+		if (atomic_load_explicit(&mb->inflight[leg], memory_order_relaxed)) {
+			int n = mb->leg[leg]->ops->reap(mb->leg[leg], 1);
+
+			total += n > 0 ? n : 0;
+		}
+	}
+	return total;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void mirror_print_stats(struct backend *b, FILE *out)
+{
+	struct mirror_backend *mb = to_mirror(b);
+
+	for (int leg = 0; leg < 2; leg++)
+		fprintf(out, "leg%d %s %s errors %llu\n", leg, mb->leg[leg]->name,
+			healthy(mb, leg) ? "healthy" : "FAILED",
+			(unsigned long long)atomic_load(&mb->nr_leg_errors[leg]));
+	fprintf(out, "failovers %llu\n", (unsigned long long)atomic_load(&mb->nr_failover));
+}
+
+static void mirror_close(struct backend *b)
+{
+	struct mirror_backend *mb = to_mirror(b);
+
+	for (int leg = 0; leg < 2; leg++)
+		mb->leg[leg]->ops->close(mb->leg[leg]);
+	free(mb);
+}
+
+static const struct backend_ops mirror_ops = {
+	.kind = "mirror",
+	.read = mirror_read,
+	.write = mirror_write,
+	.discard = mirror_discard,
+	.flush = mirror_flush,
+	.submit = mirror_submit,
+	.reap = mirror_reap,
+	.print_stats = mirror_print_stats,
+	.close = mirror_close,
+};
+
+int mirror_info(struct backend *b, bool failed[2], uint64_t *failovers)
+{
+	struct mirror_backend *mb;
+
+	if (!b || b->ops != &mirror_ops)
+		return -EINVAL;
+	mb = to_mirror(b);
+	failed[0] = !healthy(mb, 0);
+	failed[1] = !healthy(mb, 1);
+	*failovers = atomic_load(&mb->nr_failover);
+	return 0;
+}
+
+int backend_mirror_open(struct backend *a, struct backend *b, struct backend **out,
+			char *err, size_t errlen)
+{
+	struct mirror_backend *mb = calloc(1, sizeof(*mb));
+
+	if (!mb)
+		return backend_errf(err, errlen, -ENOMEM, "out of memory");
+	mb->b.ops = &mirror_ops;
+	mb->leg[0] = a;
+	mb->leg[1] = b;
+	mb->b.nr_slots = a->nr_slots < b->nr_slots ? a->nr_slots : b->nr_slots;
+	mb->b.first_slot = a->first_slot > b->first_slot ? a->first_slot : b->first_slot;
+	mb->b.free_notify = a->free_notify || b->free_notify;
+	mb->b.discard_clusters = a->discard_clusters || b->discard_clusters;
+	snprintf(mb->b.name, sizeof(mb->b.name), "mirror:%.27s|%.27s", a->name, b->name);
+	*out = &mb->b;
+	return 0;
+}
