@@ -303,6 +303,10 @@ static const struct {
 	{ "faulty:prio=3:ram:4M:prio=4", "prio given twice: in the faulty options" },
 	{ "faulty:prio=40000:ram:4M", "prio 40000 out of range" },
 	{ "faulty::faulty::faulty::faulty::faulty::ram:4M", "nested more than 4 deep" },
+	{ "mirror::ram:4M", "mirror needs two specs" },
+	{ "mirror:ram:4M|ram:4M", "unknown mirror option 'ram'" },
+	{ "mirror::ram:4M:prio=1|ram:4M", "a mirror leg takes no prio=" },
+	{ "mirror::ram:4M|disk:1G", "unknown device kind 'disk'" },
 	{ "nbd", "nbd needs a URI" },
 	{ "nbd::prio=3", "nbd needs a URI" },
 	{ "nbd:http://host/x", "must start with nbd:// or nbd+unix://" },
@@ -420,6 +424,7 @@ static void test_canonical_form_parses_back_to_the_same_spec(void **state)
 		"faulty:prio=2:faulty:write=0.5:file:/dev/loop0:direct",
 		"faulty::faulty::faulty::faulty::ram:4M",
 		"nbd:nbd://h:10809/e:prio=3:conns=2", "faulty:write=0.5:nbd:nbd+unix:///?socket=/s",
+		"mirror:prio=7:nbd:nbd://a/|faulty:read=0.5:zram:8M:zstd", "mirror::ram:4M|ram:8M",
 	};
 
 	for (size_t i = 0; i < T_ARRAY_SIZE(specs); i++)
