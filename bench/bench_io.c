@@ -471,6 +471,10 @@ static void sample_save(struct bench_io_row *row)
 	sm->compress_ratio = row->compress_ratio;
 	sm->memcpy_fresh_mbps = row->memcpy_fresh_mbps;
 	sm->fio = row->fio;
+	sm->swapin_p50_us = row->swapin_p50_us;
+	sm->swapin_p99_us = row->swapin_p99_us;
+	sm->limit_in_p50_us = row->limit_in_p50_us;
+	sm->limit_in_p99_us = row->limit_in_p99_us;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -521,6 +525,10 @@ static void row_medians(struct bench_io_row *row)
 	MED(fio.rand_write_mbps);
 	MED(fio.loop_read_mbps);
 	MED(fio.loop_write_mbps);
+	MED(swapin_p50_us);
+	MED(swapin_p99_us);
+	MED(limit_in_p50_us);
+	MED(limit_in_p99_us);
 #undef MED
 }
 

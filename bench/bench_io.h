@@ -96,6 +96,9 @@ struct bench_io_sample {
 	double compress_ratio;
 	double memcpy_fresh_mbps;
 	struct bench_io_fio fio;    /* params unused */
+	double swapin_p50_us, swapin_p99_us; /* per uswap_swap_in() (batch 1) */
+	double limit_in_p50_us, limit_in_p99_us; /* per read of the limit
+						    (nbd: nbd_pread) */
 };
 
 /* One measurement and its limits. */
@@ -121,6 +124,12 @@ struct bench_io_row {
 	double memcpy_fresh_mbps;   /* ram: memcpy of the folios into fresh
 				       (unfaulted) memory, the ceiling of a
 				       store that faults its pages in; NAN */
+	double swapin_p50_us;       /* latency of one uswap_swap_in(), µs, with
+				       --batch 1; NAN otherwise */
+	double swapin_p99_us;
+	double limit_in_p50_us;     /* nbd: latency of one nbd_pread() of a
+				       folio on the same server; NAN */
+	double limit_in_p99_us;
 	struct bench_io_fio fio;    /* file only */
 	bool drop_caches;           /* page cache dropped before swap-in */
 	double target_out_pct;      /* the target; NAN = none */
@@ -186,6 +195,15 @@ double bench_io_run_threads(unsigned int threads, bench_io_thread_fn fn, void *a
 /* Fill the limit fields of @row (after bench_io_measure(), same bytes).
  * Results are cached across rows where they cannot differ. Return: 0;
  * -errno with @err set (an error of the limit itself, not a missing fio). */
+/* The nbd limit (bench_io_nbd.c): libnbd's nbd_pwrite/nbd_pread of the
+ * same folios to the export at @uri, one connection per thread, with the
+ * reads' latency percentiles. */
+int bench_io_limit_nbd(struct bench_io_data *d, struct bench_io_row *row,
+		       const char *uri, char *err, size_t errlen);
+
+/* p50 and p99 of @n latencies in ns (sorted in place), in µs. */
+void bench_io_percentiles(uint64_t *ns, size_t n, double *p50_us, double *p99_us);
+
 int bench_io_limit(struct bench_io_data *d, struct bench_io_row *row,
 		   bool drop_caches, char *err, size_t errlen);
 void bench_io_limit_fini(void);

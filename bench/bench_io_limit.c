@@ -665,17 +665,21 @@ int bench_io_limit(struct bench_io_data *d, struct bench_io_row *row,
 	row->fio.rand_read_mbps = row->fio.rand_write_mbps = NAN;
 	row->fio.loop_read_mbps = row->fio.loop_write_mbps = NAN;
 	row->limit_out_what = row->limit_in_what = "";
+	row->limit_in_p50_us = row->limit_in_p99_us = NAN;
 	if (!strcmp(row->kind, "ram"))
 		return limit_memcpy(d, row, err, errlen);
 	if (!strcmp(row->kind, "zram"))
 		return limit_codec(d, row, err, errlen);
-	if (strcmp(row->kind, "file"))
+	if (strcmp(row->kind, "file") && strcmp(row->kind, "nbd"))
 		return 0;
 	si = malloc(sizeof(*si));
 	if (!si)
 		return -ENOMEM;
 	rc = uswap_spec_parse(row->spec, si, err, errlen);
-	if (!rc)
+	if (!rc && !strcmp(row->kind, "nbd"))
+		rc = bench_io_limit_nbd(d, row, uswap_spec_get(uswap_spec_device(si), "uri"),
+					err, errlen);
+	else if (!rc)
 		rc = limit_fio(d, row, uswap_spec_get(uswap_spec_device(si), "path"),
 			       drop_caches, err, errlen);
 	free(si);

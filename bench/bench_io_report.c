@@ -127,6 +127,30 @@ static void print_limits(const struct bench_io_row *rows, unsigned int nr)
 	}
 }
 
+/* Per-call swap-in latency (measured with --batch 1), beside the limit's
+ * per-read latency where there is one (nbd). */
+static void print_latency(const struct bench_io_row *rows, unsigned int nr)
+{
+	bool header = false;
+
+	for (unsigned int i = 0; i < nr; i++) {
+		const struct bench_io_row *r = &rows[i];
+
+		if (!isfinite(r->swapin_p50_us))
+			continue;
+		if (!header)
+			printf("\nSwap-in latency per folio, µs (p50 / p99)%s:\n",
+			       any_row(rows, nr, "nbd") ? "; nbd: beside one nbd_pread "
+			       "of the folio on the same server" : "");
+		header = true;
+		printf("  %-16.16s order %u, %u thr: %.1f / %.1f", r->backend, r->order,
+		       r->threads, r->swapin_p50_us, r->swapin_p99_us);
+		if (isfinite(r->limit_in_p50_us))
+			printf("   (raw %.1f / %.1f)", r->limit_in_p50_us, r->limit_in_p99_us);
+		printf("\n");
+	}
+}
+
 static void print_misses(const struct bench_io_row *rows, unsigned int nr)
 {
 	bool header = false;
@@ -204,6 +228,7 @@ void bench_io_print_table(const struct bench_io_opts *opts,
 		if (rows[i].limit_note[0] && strcmp(rows[i].limit_note, "fio not installed"))
 			printf("! %s order %u, %u thr: %s\n", rows[i].backend, rows[i].order,
 			       rows[i].threads, rows[i].limit_note);
+	print_latency(rows, nr);
 	print_limits(rows, nr);
 	print_misses(rows, nr);
 }
@@ -280,6 +305,10 @@ static void json_row(struct cli_json *j, const struct bench_io_row *r)
 		cli_json_object_close(j);
 	}
 	cli_json_u64(j, "batch", r->batch);
+	cli_json_double(j, "swapin_p50_us", r->swapin_p50_us);
+	cli_json_double(j, "swapin_p99_us", r->swapin_p99_us);
+	cli_json_double(j, "limit_swapin_p50_us", r->limit_in_p50_us);
+	cli_json_double(j, "limit_swapin_p99_us", r->limit_in_p99_us);
 	cli_json_bool(j, "warm", r->warm);
 	cli_json_double(j, "cluster_locks_per_swapout", r->cluster_locks_out);
 	cli_json_double(j, "shared_locks_per_swapout", r->shared_locks_out);

@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -292,6 +293,7 @@ struct measure {
 	size_t folio_bytes;
 	uint64_t nr_folios;
 	uint64_t *entries;            /* uswap_entry_t.val per folio */
+	uint64_t *lat_ns;             /* batch 1: each swap-in's time */
 	atomic_bool failed;
 	_Atomic uint64_t cached;      /* swap-ins that hit the swap cache */
 	struct {
@@ -403,8 +405,11 @@ static void swap_in_share(void *arg, unsigned int i)
 			cached += (uint64_t)rc;
 		} else {
 			uswap_entry_t e = { m->entries[f] };
+			uint64_t t0 = cli_now_ns();
 			int rc = uswap_swap_in(m->u, e, m->order,
 					       m->d->dst + f * m->folio_bytes);
+
+			m->lat_ns[f] = cli_now_ns() - t0;
 
 			if (rc < 0) {
 				thread_failed(m, i, rc, f);
@@ -560,7 +565,8 @@ int bench_io_measure(struct bench_io_data *d, struct bench_io_row *row,
 		goto out;
 	}
 	m->entries = calloc(m->nr_folios, sizeof(*m->entries));
-	if (!m->entries) {
+	m->lat_ns = calloc(m->nr_folios, sizeof(*m->lat_ns));
+	if (!m->entries || !m->lat_ns) {
 		snprintf(err, errlen, "out of memory");
 		rc = -ENOMEM;
 		goto out;
@@ -609,6 +615,10 @@ int bench_io_measure(struct bench_io_data *d, struct bench_io_row *row,
 		goto out;
 	}
 	row->swpin_cached += atomic_load(&m->cached);
+	row->swapin_p50_us = row->swapin_p99_us = NAN;
+	if (m->batch == 1)
+		bench_io_percentiles(m->lat_ns, m->nr_folios, &row->swapin_p50_us,
+				     &row->swapin_p99_us);
 	row->write_errors += after.write_errors - before.write_errors;
 	row->read_errors += after.read_errors - before.read_errors;
 	row->swapout_mbps = (double)row->bytes / 1e6 / row->swapout_s;
@@ -623,6 +633,7 @@ int bench_io_measure(struct bench_io_data *d, struct bench_io_row *row,
 out:
 	uswap_destroy(m->u);
 	free(m->entries);
+	free(m->lat_ns);
 	free(m);
 	return rc;
 }

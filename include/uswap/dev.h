@@ -179,8 +179,9 @@ USWAP_API int uswap_header_read_file(const char *path, struct uswap_header_info 
  *                                      nbd+unix:///EXPORT?socket=PATH, as
  *                                      written up to ":prio=" or ":conns=";
  *                                      the export's size gives the slots;
- *                                      conns (1..16, default 1) needs the
- *                                      server's multi-conn
+ *                                      conns (1..16) needs the server's
+ *                                      multi-conn (default: 4 with it,
+ *                                      else 1)
  *   mirror:[prio=N]:A|B                the same slots on A and B: writes to
  *                                      both, reads from either; a leg that
  *                                      fails is dropped (nothing lost)

@@ -125,7 +125,8 @@ int backend_file_open(const char *path, const struct file_backend_opts *opts,
 
 /* An NBD export (nbd.c): @uri as libnbd's nbd_connect_uri() takes it
  * (nbd://, nbd+unix://; TCP and unix sockets only), @conns connections
- * (0 = 1; more need the server's multi-conn). */
+ * (more than 1 needs the server's multi-conn; 0: 4 when the server offers
+ * it, else 1). */
 int backend_nbd_open(const char *uri, unsigned int conns, struct backend **out,
 		     char *err, size_t errlen);
 

@@ -9,9 +9,10 @@
  * (nothing else would read it, and a header would only say the size the
  * server already says); slot 0 is left unused, as on the memory backends.
  *
- * Connections: one, or several (conns=N) when the server offers
- * multi-conn, which is what makes a write on one connection visible to a
- * read on another; without it more than one is refused. Each connection
+ * Connections: several (conns=N, or NBD_AUTO_CONNS when not given) when
+ * the server offers multi-conn, which is what makes a write on one
+ * connection visible to a read on another; without it, one (more than one
+ * asked for is refused). Each connection
  * has a mutex: a synchronous call takes a free one (any, else waits for
  * its own), a batch issues all its requests on one (nbd_aio_pread/pwrite)
  * and reap polls the connections that have requests in flight. Completions
@@ -36,7 +37,8 @@
 
 #include "dev/dev.h"
 
-#define NBD_MAX_CONNS 16
+#define NBD_MAX_CONNS  16
+#define NBD_AUTO_CONNS 4 /* conns not given, server offers multi-conn */
 
 struct nbd_conn;
 
@@ -422,7 +424,7 @@ static void nbd_close_backend(struct backend *b)
 {
 	struct nbd_backend *nb = to_nbd(b);
 
-	for (unsigned int i = 0; i < nb->nr_conns; i++) {
+	for (unsigned int i = 0; i < NBD_MAX_CONNS; i++) {
 		struct nbd_conn *c = &nb->conn[i];
 
 		pthread_mutex_lock(&c->lock);
@@ -489,8 +491,6 @@ int backend_nbd_open(const char *uri, unsigned int conns, struct backend **out,
 	if (!uri || !*uri)
 		return backend_errf(err, errlen, -EINVAL, "nbd needs a URI, e.g. "
 				    "nbd+unix:///?socket=/run/nbd.sock");
-	if (conns == 0)
-		conns = 1;
 	if (conns > NBD_MAX_CONNS)
 		return backend_errf(err, errlen, -EINVAL, "nbd: at most %d connections",
 				    NBD_MAX_CONNS);
@@ -501,18 +501,23 @@ int backend_nbd_open(const char *uri, unsigned int conns, struct backend **out,
 	}
 	nb->b.ops = &nbd_ops;
 	nb->b.first_slot = 1;
-	nb->nr_conns = conns;
-	for (unsigned int i = 0; i < conns; i++)
+	nb->nr_conns = conns ? conns : 1;
+	for (unsigned int i = 0; i < NBD_MAX_CONNS; i++)
 		pthread_mutex_init(&nb->conn[i].lock, NULL);
-	for (unsigned int i = 0; i < conns && !rc; i++) {
+	for (unsigned int i = 0; i < nb->nr_conns && !rc; i++) {
 		struct nbd_conn *c = &nb->conn[i];
 
 		c->h = nbd_create();
-		if (!c->h || connect_uri(c->h, uri) == -1)
+		if (!c->h || connect_uri(c->h, uri) == -1) {
 			rc = backend_errf(err, errlen, -EHOSTUNREACH, "nbd %s: cannot "
 					  "connect: %s", uri, nbd_get_error());
-		else if (i == 0)
+		} else if (i == 0) {
 			rc = check_export(nb, c->h, conns, err, errlen);
+			/* Auto: several connections where the server makes
+			 * them consistent with each other. */
+			if (!rc && !conns && nbd_can_multi_conn(c->h) == 1)
+				nb->nr_conns = NBD_AUTO_CONNS;
+		}
 	}
 	if (rc) {
 		nbd_close_backend(&nb->b);

@@ -436,7 +436,7 @@ static int parse_nbd(const char **pos, struct dev_spec *spec, char *field,
 	spec->path = strndup(s, (size_t)(end - s));
 	if (!spec->path)
 		return backend_errf(err, errlen, -ENOMEM, "out of memory");
-	spec->nbd_conns = 1;
+	spec->nbd_conns = 0; /* auto: the backend decides (multi-conn) */
 	*pos = *end ? end + 1 : NULL;
 	return parse_options(pos, spec, field, err, errlen);
 }

@@ -77,7 +77,8 @@ struct dev_spec {
 	char algo[8];             /* zram: "lz4" (=) or "zstd"; else "" */
 	char *path;               /* file: unescaped, owned; nbd: the URI,
 				     owned; else NULL */
-	unsigned int nbd_conns;   /* nbd: connections (=1) */
+	unsigned int nbd_conns;   /* nbd: connections (=0: auto, 4 with the
+				     server's multi-conn, else 1) */
 	struct file_backend_opts file; /* file: queue_depth (=32), direct,
 				     discard, no_uring (the "sync" option) */
 	struct faulty_opts faulty;/* faulty: bad_*_slots point into the

@@ -160,7 +160,7 @@ static int sb_spec(struct sbuf *b, const struct dev_spec *spec)
 		sb_printf(b, ":%s", spec->algo);
 	if (spec->prio != USWAP_PRIO_DEFAULT)
 		sb_printf(b, ":prio=%d", spec->prio);
-	if (spec->kind == DEV_KIND_NBD && spec->nbd_conns > 1)
+	if (spec->kind == DEV_KIND_NBD && spec->nbd_conns)
 		sb_printf(b, ":conns=%u", spec->nbd_conns);
 	if (spec->kind != DEV_KIND_FILE)
 		return 0;
@@ -300,7 +300,10 @@ static void describe_device(struct describer *d, const struct dev_spec *s)
 		break;
 	case DEV_KIND_NBD:
 		opt(d, "uri", "%s", s->path ? s->path : "");
-		opt(d, "conns", "%u", s->nbd_conns);
+		if (s->nbd_conns)
+			opt(d, "conns", "%u", s->nbd_conns);
+		else
+			opt(d, "conns", "auto");
 		break;
 	default:
 		break;
