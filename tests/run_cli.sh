@@ -5,7 +5,8 @@
 # several times the limit: run_helper (the malloc family, fork with
 # swapped-out pages, read(2)/write(2) on swapped-out buffers, threads),
 # sort -S whose output must be byte-identical to sort's without uswap,
-# python3 building, forking and checksumming a structure; uswap status on
+# python3 building, forking and checksumming a structure; zram over an
+# NBD export (nbdkit) as tiers; uswap status on
 # a live program (owner-only socket, a dead one's removed); then the exit
 # status passthrough, SIGTERM, --json, and bad input (CMD not found is
 # 127, a bad --device or --limit is 2 and nothing starts).
@@ -143,6 +144,34 @@ PY
 	grep -q "python threads: ok" "$dir/pyt.out" || fail "python3 threads: $(cat "$dir/pyt.out")"
 fi
 
+# 3b. Tiers: a small zram device first, an NBD export (nbdkit on a unix
+# socket in $dir) below it; incompressible data fills zram and the rest
+# goes to the export; every byte is checked (skipped without nbdkit).
+if command -v nbdkit > /dev/null && [ -x /usr/bin/python3 ]; then
+	nbdkit -U "$dir/nbd.sock" -P "$dir/nbd.pid" memory 256M || fail "nbdkit did not start"
+	trap 'kill $(cat "$dir/nbd.pid" 2>/dev/null) 2>/dev/null; rm -rf "$dir"' EXIT INT TERM
+	for i in $(seq 50); do [ -S "$dir/nbd.sock" ] && break; sleep 0.1; done
+	"$uswap" run --limit 16M --device zram:8M:prio=10 \
+		--device "nbd:nbd+unix:///?socket=$dir/nbd.sock:prio=0" --json "$dir/tier.json" -- \
+		/usr/bin/python3 -c '
+import hashlib, os, sys
+data = os.urandom(40 << 20)
+h = hashlib.sha256(data).digest()
+more = os.urandom(40 << 20)           # pushes data out to swap
+assert hashlib.sha256(data).digest() == h, "data changed on swap"
+print("tier: ok", len(more))
+sys.stdout.flush()
+os._exit(0)                           # the stats, before Python frees it all' > "$dir/tier.out" 2>&1 || fail "tiers: $(cat "$dir/tier.out")"
+	grep -q "^tier: ok" "$dir/tier.out" || fail "tiers: $(cat "$dir/tier.out")"
+	/usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+nbd = sum(x["used_kb"] for x in d["devices"] if x["name"].startswith("nbd"))
+assert nbd > 8192, "the export below zram holds %d KiB: %s" % (nbd, d["devices"])' "$dir/tier.json" ||
+		fail "tiers: $(cat "$dir/tier.json")"
+	kill "$(cat "$dir/nbd.pid")"
+fi
+
 # 4. uswap status: a live program's state, owner-only, stale sockets removed.
 if command -v python3 > /dev/null; then
 	XDG_RUNTIME_DIR="$dir/xdg" "$uswap" run --limit 16M -- python3 -c '
@@ -261,4 +290,4 @@ if command -v mkswap > /dev/null || [ -x /usr/sbin/mkswap ]; then
 	grep -q "in use" "$dir/twice.err" || fail "same file twice: $(cat "$dir/twice.err")"
 	[ ! -e "$dir/started" ] || fail "CMD started although a device was refused"
 fi
-echo "ok: helper modes, realloc fallback, sort, python3, exit status, SIGTERM, --json, bad input"
+echo "ok: helper modes, realloc fallback, sort, python3, zram over nbd, exit status, SIGTERM, --json, bad input"
