@@ -304,6 +304,12 @@ static const struct {
 	{ "faulty:prio=40000:ram:4M", "prio 40000 out of range" },
 	{ "faulty::faulty::faulty::faulty::faulty::ram:4M", "nested more than 4 deep" },
 	{ "mirror::ram:4M", "mirror needs two specs" },
+	{ "writeback::zram:4M|ram:4M", "writeback needs a reason" },
+	{ "writeback:huge:ram:4M|ram:4M", "'ram:4M' is not one" },
+	{ "writeback:huge,huge:zram:4M|ram:4M", "writeback option 'huge' given twice" },
+	{ "writeback:idle:zram:4M|ram:4M", "writeback option 'idle' needs a value" },
+	{ "writeback:idle=0:zram:4M|ram:4M", "idle 0 out of range" },
+	{ "writeback:hot:zram:4M|ram:4M", "unknown writeback option 'hot'" },
 	{ "mirror:ram:4M|ram:4M", "unknown mirror option 'ram'" },
 	{ "mirror::ram:4M:prio=1|ram:4M", "a mirror leg takes no prio=" },
 	{ "mirror::ram:4M|disk:1G", "unknown device kind 'disk'" },
@@ -425,6 +431,8 @@ static void test_canonical_form_parses_back_to_the_same_spec(void **state)
 		"faulty::faulty::faulty::faulty::ram:4M",
 		"nbd:nbd://h:10809/e:prio=3:conns=2", "faulty:write=0.5:nbd:nbd+unix:///?socket=/s",
 		"mirror:prio=7:nbd:nbd://a/|faulty:read=0.5:zram:8M:zstd", "mirror::ram:4M|ram:8M",
+		"writeback:idle=60,huge,budget=64M,prio=3:zram:1G:zstd|file:/var/swap.img",
+		"writeback:budget=4M:zram:8M|nbd:nbd+unix:///?socket=/s",
 	};
 
 	for (size_t i = 0; i < T_ARRAY_SIZE(specs); i++)

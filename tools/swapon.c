@@ -46,6 +46,8 @@ static const char usage_text[] =
 "                                    1..16 needs the server's multi-conn\n"
 "  mirror:[prio=N]:SPEC|SPEC         writes to both, reads from either; a\n"
 "                                    failing leg is dropped, nothing lost\n"
+"  writeback:OPTS:ZRAM|SPEC          zram moving pages down to SPEC; OPTS:\n"
+"                                    idle=SECONDS, huge, budget=SIZE, prio=N\n"
 "  faulty:OPTS:SPEC                  fault injection around SPEC; OPTS is\n"
 "                                    comma-separated read=R, write=R,\n"
 "                                    discard=R (0..1), latency=MICROSECONDS,\n"

@@ -185,6 +185,10 @@ USWAP_API int uswap_header_read_file(const char *path, struct uswap_header_info 
  *   mirror:[prio=N]:A|B                the same slots on A and B: writes to
  *                                      both, reads from either; a leg that
  *                                      fails is dropped (nothing lost)
+ *   writeback:OPTS:ZRAM|LOWER          a zram spec whose pages move down to
+ *                                      LOWER in the background: OPTS is
+ *                                      idle=SECONDS, huge (incompressible),
+ *                                      budget=SIZE (zram memory), prio=N
  *   faulty:OPTS:INNER                  fault injection around INNER (any
  *                                      spec); OPTS is comma-separated
  *                                      read=R,write=R,discard=R (fractions

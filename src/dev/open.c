@@ -93,6 +93,30 @@ static int open_mirror(const struct dev_spec *s, struct backend **out, char *err
 	return rc;
 }
 
+/* The zram device, then its lower device handed to it. */
+static int open_writeback(const struct dev_spec *s, struct backend **out, char *err,
+			  size_t errlen)
+{
+	struct backend *z, *lower;
+	int rc = open_spec(s->inner, &z, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = open_spec(s->inner2, &lower, err, errlen);
+	if (rc) {
+		z->ops->close(z);
+		return rc;
+	}
+	rc = zram_writeback_start(z, lower, &s->wb, err, errlen);
+	if (rc) {
+		lower->ops->close(lower);
+		z->ops->close(z);
+		return rc;
+	}
+	*out = z;
+	return 0;
+}
+
 static int open_spec(const struct dev_spec *s, struct backend **out, char *err,
 		     size_t errlen)
 {
@@ -107,6 +131,8 @@ static int open_spec(const struct dev_spec *s, struct backend **out, char *err,
 		return open_faulty(s, out, err, errlen);
 	case DEV_KIND_MIRROR:
 		return open_mirror(s, out, err, errlen);
+	case DEV_KIND_WRITEBACK:
+		return open_writeback(s, out, err, errlen);
 	case DEV_KIND_NBD:
 		return backend_nbd_open(s->path, s->nbd_conns, out, err, errlen);
 	default:

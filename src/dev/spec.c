@@ -36,6 +36,7 @@ static const char *const kind_names[DEV_KIND_MAX] = {
 	[DEV_KIND_FAULTY] = "faulty",
 	[DEV_KIND_NBD] = "nbd",
 	[DEV_KIND_MIRROR] = "mirror",
+	[DEV_KIND_WRITEBACK] = "writeback",
 };
 
 /* What each kind takes after its size or path, for "unknown option". */
@@ -630,6 +631,81 @@ static int parse_mirror_leg(const char *s, size_t len, struct dev_spec **leg, in
 	return rc;
 }
 
+/* One writeback option (idle=S, huge, budget=SIZE, prio=N). */
+static int parse_wb_item(char *item, struct dev_spec *spec, unsigned int *seen,
+			 char *err, size_t errlen)
+{
+	static const char *const keys[] = { "idle", "huge", "budget", "prio" };
+	char *value, *key = split_option(item, &value);
+	uint64_t v;
+	unsigned int k;
+
+	for (k = 0; k < 4 && strcmp(key, keys[k]); k++)
+		;
+	if (k == 4)
+		return backend_errf(err, errlen, -EINVAL, "unknown writeback option '%s' "
+			    "(expected idle=SECONDS, huge, budget=SIZE or prio=N)", key);
+	if (*seen & (1u << k))
+		return backend_errf(err, errlen, -EINVAL, "writeback option '%s' given "
+			    "twice", key);
+	*seen |= 1u << k;
+	if ((k == 1) != !value)
+		return backend_errf(err, errlen, -EINVAL, k == 1 ? "writeback option "
+			    "'huge' takes no value" : "writeback option '%s' needs a value",
+			    key);
+	switch (k) {
+	case 0:
+		if (parse_uint_opt("idle", value, 1, 86400 * 365, &v, err, errlen))
+			return -EINVAL;
+		spec->wb.idle_s = (uint32_t)v;
+		return 0;
+	case 1:
+		spec->wb.huge = true;
+		return 0;
+	case 2:
+		return parse_size("writeback budget", value, &spec->wb.budget_bytes, err,
+				  errlen);
+	default:
+		spec->prio_set = true;
+		return parse_prio(value, &spec->prio, err, errlen);
+	}
+}
+
+/* "writeback:" OPTS ":" ZRAM "|" LOWER */
+static int parse_writeback(const char **pos, struct dev_spec *spec, char *field,
+			   int depth, char *err, size_t errlen)
+{
+	unsigned int seen = 0;
+	const char *bar;
+	int rc;
+
+	if (!next_field(pos, field) || !*pos || !(bar = strchr(*pos, '|')))
+		return backend_errf(err, errlen, -EINVAL, "writeback needs options, a zram "
+			    "spec and a lower spec, e.g. writeback:idle=60:zram:1G|file:/swap");
+	if (depth >= DEV_SPEC_MAX_FAULTY)
+		return backend_errf(err, errlen, -EINVAL, "wrappers nested more than %d "
+			    "deep", DEV_SPEC_MAX_FAULTY);
+	for (char *item = field, *next; *field && item; item = next) {
+		next = strchr(item, ',');
+		if (next)
+			*next++ = '\0';
+		rc = parse_wb_item(item, spec, &seen, err, errlen);
+		if (rc)
+			return rc;
+	}
+	if (!(seen & 7))
+		return backend_errf(err, errlen, -EINVAL, "writeback needs a reason: "
+			    "idle=SECONDS, huge or budget=SIZE");
+	rc = parse_mirror_leg(*pos, (size_t)(bar - *pos), &spec->inner, depth, err, errlen);
+	if (!rc && spec->inner->kind != DEV_KIND_ZRAM)
+		rc = backend_errf(err, errlen, -EINVAL, "writeback moves pages down from "
+			    "a zram device: '%.*s' is not one", (int)(bar - *pos), *pos);
+	if (!rc)
+		rc = parse_mirror_leg(bar + 1, strlen(bar + 1), &spec->inner2, depth, err,
+				      errlen);
+	return rc;
+}
+
 /* "mirror:" ["prio=" N] ":" A "|" B */
 static int parse_mirror(const char **pos, struct dev_spec *spec, char *field,
 			int depth, char *err, size_t errlen)
@@ -673,10 +749,10 @@ static int parse_kind(const char *field, enum dev_kind *kind, char *err, size_t 
 	}
 	if (*field == '\0')
 		return backend_errf(err, errlen, -EINVAL, "empty device spec (expected "
-			    "ram:SIZE, zram:SIZE, file:PATH, nbd:URI, faulty:OPTS:SPEC or "
-			    "mirror::SPEC|SPEC)");
+			    "ram:SIZE, zram:SIZE, file:PATH, nbd:URI, faulty:OPTS:SPEC, "
+			    "mirror::SPEC|SPEC or writeback:OPTS:ZRAM|SPEC)");
 	return backend_errf(err, errlen, -EINVAL, "unknown device kind '%s' (expected "
-		    "ram, zram, file, nbd, faulty or mirror)", field);
+		    "ram, zram, file, nbd, faulty, mirror or writeback)", field);
 }
 
 /* One level of a spec into @out (zeroed); recursion only through faulty,
@@ -700,6 +776,8 @@ static int parse_level(const char *s, struct dev_spec *out, int depth,
 		rc = parse_nbd(&pos, out, field, err, errlen);
 	else if (!rc && out->kind == DEV_KIND_MIRROR)
 		rc = parse_mirror(&pos, out, field, depth, err, errlen);
+	else if (!rc && out->kind == DEV_KIND_WRITEBACK)
+		rc = parse_writeback(&pos, out, field, depth, err, errlen);
 	else if (!rc && out->kind == DEV_KIND_FAULTY)
 		rc = parse_faulty(&pos, out, field, depth, err, errlen);
 	else if (!rc)

@@ -5,13 +5,16 @@
  *
  * Grammar (the public header repeats it for users):
  *
- *   spec    := ram | zram | file | nbd | faulty | mirror
+ *   spec    := ram | zram | file | nbd | faulty | mirror | writeback
  *   ram     := "ram:" SIZE [":prio=" N]
  *   zram    := "zram:" SIZE { ":" ("lz4" | "zstd" | "algo=" ALGO | "prio=" N) }
  *   file    := "file:" PATH { ":" ("prio=" N | "discard" | "direct" |
  *                                  "qd=" N | "sync") }
  *   nbd     := "nbd:" URI { ":" ("prio=" N | "conns=" N) }
  *   mirror  := "mirror:" ["prio=" N] ":" spec "|" spec
+ *   writeback := "writeback:" WBOPTS ":" zram "|" spec
+ *   WBOPTS  := WBOPT { "," WBOPT };  WBOPT := "idle=" SECONDS | "huge" |
+ *              "budget=" SIZE | "prio=" N
  *   faulty  := "faulty:" OPTS ":" spec
  *   OPTS    := "" | OPT { "," OPT }
  *   OPT     := ("read" | "write" | "discard") "=" RATE | "latency=" US |
@@ -47,6 +50,7 @@
 #include <stdint.h>
 
 #include "dev/backend.h"
+#include "dev/zram.h"
 
 #define DEV_SPEC_MAX_LEN        USWAP_SPEC_MAX_LEN
 #define DEV_SPEC_MAX_FAULTY     USWAP_SPEC_MAX_FAULTY
@@ -64,6 +68,7 @@ enum dev_kind {
 	DEV_KIND_FAULTY,
 	DEV_KIND_NBD,
 	DEV_KIND_MIRROR,
+	DEV_KIND_WRITEBACK,
 	DEV_KIND_MAX
 };
 
@@ -88,7 +93,9 @@ struct dev_spec {
 	uint64_t *discard_slots;  /* faulty: owned storage of discard_slots= */
 	struct dev_spec *inner;   /* faulty: the wrapped device; mirror: the
 				     first leg; owned */
-	struct dev_spec *inner2;  /* mirror: the second leg, owned */
+	struct dev_spec *inner2;  /* mirror: the second leg; writeback: the
+				     lower device; owned */
+	struct zram_wb_opts wb;   /* writeback: when pages go down */
 };
 
 /*

@@ -138,13 +138,25 @@ static int sb_spec(struct sbuf *b, const struct dev_spec *spec)
 		sb_printf(b, ":");
 		return sb_spec(b, spec->inner);
 	}
-	if (spec->kind == DEV_KIND_MIRROR) {
+	if (spec->kind == DEV_KIND_MIRROR || spec->kind == DEV_KIND_WRITEBACK) {
+		const char *sep = "";
 		int rc;
 
 		if (!spec->inner || !spec->inner2)
 			return -EINVAL;
+		if (spec->kind == DEV_KIND_WRITEBACK) {
+			if (spec->wb.idle_s)
+				sb_printf(b, "idle=%u", spec->wb.idle_s), sep = ",";
+			if (spec->wb.huge)
+				sb_printf(b, "%shuge", sep), sep = ",";
+			if (spec->wb.budget_bytes) {
+				sb_printf(b, "%sbudget=", sep);
+				sb_size(b, spec->wb.budget_bytes);
+				sep = ",";
+			}
+		}
 		if (spec->prio != USWAP_PRIO_DEFAULT)
-			sb_printf(b, "prio=%d", spec->prio);
+			sb_printf(b, "%sprio=%d", sep, spec->prio);
 		sb_printf(b, ":");
 		rc = sb_spec(b, spec->inner);
 		sb_printf(b, "|");
@@ -310,17 +322,23 @@ static void describe_device(struct describer *d, const struct dev_spec *s)
 	}
 }
 
-/* A mirror layer names its second leg; the first is described as the
- * layers that follow it. */
+/* A mirror layer names its second leg, a writeback layer its options and
+ * lower device; the first leg, or the zram device, is described as the
+ * layers that follow. */
 static void describe_mirror(struct describer *d, const struct dev_spec *s)
 {
 	char leg[2 * USWAP_SPEC_MAX_LEN];
 
-	layer_begin(d, "mirror");
+	layer_begin(d, dev_kind_name(s->kind));
+	if (s->kind == DEV_KIND_WRITEBACK) {
+		opt(d, "idle", "%u", s->wb.idle_s);
+		opt(d, "huge", "%s", tf(s->wb.huge));
+		opt(d, "budget", "%" PRIu64, s->wb.budget_bytes);
+	}
 	if (dev_spec_format(s->inner2, leg, sizeof(leg)) < 0)
 		d->overflow = true;
 	else
-		opt(d, "second", "%s", leg);
+		opt(d, s->kind == DEV_KIND_WRITEBACK ? "lower" : "second", "%s", leg);
 }
 
 USWAP_API const char *uswap_spec_get(const struct uswap_spec_layer *layer, const char *key)
@@ -357,7 +375,8 @@ USWAP_API int uswap_spec_parse(const char *spec, struct uswap_spec_info *out,
 	out->prio = ds.prio;
 	struct describer desc = { .out = out };
 
-	for (d = &ds; d->kind == DEV_KIND_FAULTY || d->kind == DEV_KIND_MIRROR; d = d->inner)
+	for (d = &ds; d->kind == DEV_KIND_FAULTY || d->kind == DEV_KIND_MIRROR ||
+		      d->kind == DEV_KIND_WRITEBACK; d = d->inner)
 		if (d->kind == DEV_KIND_FAULTY)
 			describe_faulty(&desc, &d->faulty);
 		else

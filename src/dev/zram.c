@@ -46,77 +46,8 @@
 #include "dev/dev.h"
 #include "dev/zpool.h"
 #include "dev/zram.h"
+#include "dev/zram_impl.h"
 #include "util/compiler.h"
-
-/* Slot flags; all but ZRAM_LOCK change only while ZRAM_LOCK is held. */
-enum zram_slot_flag {
-	ZRAM_LOCK = 1u << 0, /* the slot's lock */
-	ZRAM_SAME = 1u << 1, /* element holds the repeated word; no object */
-	ZRAM_HUGE = 1u << 2, /* the object is the page stored raw */
-};
-
-struct zram_slot {
-	union {
-		void *handle;        /* the object (zpool), or NULL */
-		uint64_t element;    /* ZRAM_SAME: the repeated 8-byte word */
-	};
-	uint32_t size;               /* object bytes; 0 when no object */
-	_Atomic uint32_t flags;      /* enum zram_slot_flag */
-};
-_Static_assert(sizeof(struct zram_slot) == 16, "zram slot metadata is 16 bytes");
-
-/* A page's new contents, prepared before the slot lock is taken. */
-struct zram_entry {
-	void *handle;
-	uint64_t element;
-	uint32_t size;
-	uint32_t flags;              /* ZRAM_SAME / ZRAM_HUGE / 0 */
-};
-
-/* One set of zstd contexts; pooled so each is used by one thread at a
- * time (ZSTD_CCtx/DCtx are not thread-safe) and reused across calls. */
-struct zstd_ctx {
-	struct zstd_ctx *next;       /* pool list; pool_lock */
-	ZSTD_CCtx *cctx;             /* made on first compression */
-	ZSTD_DCtx *dctx;             /* made on first decompression */
-};
-
-struct zram_backend;
-
-struct zram_algo_ops {
-	const char *name;
-	/* Compress one page into @dst (@cap >= the algorithm's bound).
-	 * Return: length > 0, or -ENOMEM/-EIO. */
-	int (*compress)(struct zram_backend *zb, const void *src, void *dst, size_t cap);
-	/* Decompress @len bytes into one page. Return: 0, -EIO (the object
-	 * does not decode to exactly one page), -ENOMEM. */
-	int (*decompress)(struct zram_backend *zb, const void *src, size_t len, void *dst);
-};
-
-struct zram_backend {
-	struct backend b;            /* first */
-	const struct zram_algo_ops *algo;
-	struct zram_slot *slots;     /* nr_slots entries; calloc */
-
-	struct zpool *objs;          /* the compressed and huge objects */
-	pthread_mutex_t pool_lock;   /* protects pool */
-	struct zstd_ctx *pool;       /* idle zstd contexts */
-
-	/* mm_stat; atomics, updated per page outside the slot locks */
-	_Atomic uint64_t pages_stored;
-	_Atomic uint64_t compr_data_size;
-	_Atomic uint64_t mem_used;
-	_Atomic uint64_t mem_used_max;
-	_Atomic uint64_t same_pages;
-	_Atomic uint64_t huge_pages;
-	_Atomic uint64_t huge_pages_since;
-	/* io_stat */
-	_Atomic uint64_t num_reads;
-	_Atomic uint64_t num_writes;
-	_Atomic uint64_t failed_reads;
-	_Atomic uint64_t failed_writes;
-	_Atomic uint64_t notify_free;
-};
 
 /* Big enough for either algorithm's worst case on one page. */
 #define ZRAM_BOUND (LZ4_COMPRESSBOUND(USWAP_PAGE_SIZE) > ZSTD_COMPRESSBOUND(USWAP_PAGE_SIZE) ? \
@@ -128,56 +59,6 @@ static const struct backend_ops zram_ops;
 static inline struct zram_backend *to_zram(struct backend *b)
 {
 	return (struct zram_backend *)b;
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
-
-/* ------------------------------------------------------------------ */
-/* Slot lock (zram_slot_lock(): a bit in the slot's flags) */
-
-/* Take @s's lock; returns the slot's flags (without ZRAM_LOCK). Spins
- * briefly, then yields: the holder may be preempted on a small machine. */
-static uint32_t slot_lock(struct zram_slot *s)
-{
-	unsigned int spins = 0;
-
-	for (;;) {
-		uint32_t f = atomic_fetch_or_explicit(&s->flags, ZRAM_LOCK,
-						      memory_order_acquire);
-		if (!(f & ZRAM_LOCK))
-			return f;
-		while (atomic_load_explicit(&s->flags, memory_order_relaxed) & ZRAM_LOCK) {
-			if (++spins < 128)
-				cpu_relax();
-			else
-				sched_yield();
-		}
-	}
-}
-
-/* Release @s's lock, publishing @flags as the slot's new flags. */
-static void slot_unlock(struct zram_slot *s, uint32_t flags)
-{
-	atomic_store_explicit(&s->flags, flags & ~(uint32_t)ZRAM_LOCK,
-			      memory_order_release);
-}
-
-/* ------------------------------------------------------------------ */
-/* Statistics */
-
-static inline void stat_add64(_Atomic uint64_t *v, uint64_t n)
-{
-	atomic_fetch_add_explicit(v, n, memory_order_relaxed);
-}
-
-static inline void stat_sub64(_Atomic uint64_t *v, uint64_t n)
-{
-	atomic_fetch_sub_explicit(v, n, memory_order_relaxed);
 }
 
 static void mem_used_add(struct zram_backend *zb, uint64_t n)
@@ -194,7 +75,7 @@ static void mem_used_add(struct zram_backend *zb, uint64_t n)
 }
 
 /* Account a page entering (@sign > 0) or leaving (@sign < 0) the device. */
-static void account(struct zram_backend *zb, const struct zram_entry *e, int sign)
+void zram_account(struct zram_backend *zb, const struct zram_entry *e, int sign)
 {
 	uint64_t mem = e->handle != NULL ? zpool_class_size(e->size) : 0;
 
@@ -365,8 +246,10 @@ static bool slot_replace(struct zram_backend *zb, uint64_t index,
 	uint32_t f;
 
 	f = slot_lock(s);
-	had = (f & ZRAM_SAME) || s->handle != NULL;
-	if (had) {
+	had = (f & (ZRAM_SAME | ZRAM_WB)) || s->handle != NULL;
+	if (f & ZRAM_WB) {
+		old.flags = ZRAM_WB; /* nothing here: its copy below is dropped */
+	} else if (had) {
 		old.flags = f & (ZRAM_SAME | ZRAM_HUGE);
 		old.size = s->size;
 		if (f & ZRAM_SAME)
@@ -392,11 +275,15 @@ static bool slot_replace(struct zram_backend *zb, uint64_t index,
 	/* Account the new page first so that pages_stored never dips below
 	 * what is stored while a reader sums the figures. */
 	if (new != NULL)
-		account(zb, new, +1);
-	if (had) {
-		account(zb, &old, -1);
+		zram_account(zb, new, +1);
+	if (old.flags & ZRAM_WB) {
+		zram_wb_forget(zb);
+	} else if (had) {
+		zram_account(zb, &old, -1);
 		zpool_free(zb->objs, old.handle, old.size);
 	}
+	if (zb->wb)
+		zram_wb_touch(zb, index);
 	return had;
 }
 
@@ -417,6 +304,15 @@ static int read_page(struct zram_backend *zb, uint64_t index, unsigned char *dst
 	uint32_t f = slot_lock(s);
 	int rc = 0;
 
+	if (f & ZRAM_WB) {
+		/* The lower device's slot holds it. Nobody changes this slot
+		 * while we read it (the backend contract), and writeback
+		 * never touches a WB slot: read without the lock. */
+		slot_unlock(s, f);
+		return zram_wb_read(zb, index, dst);
+	}
+	if (zb->wb)
+		zram_wb_touch(zb, index);
 	if (f & ZRAM_SAME)
 		page_fill_word(dst, s->element);
 	else if (s->handle == NULL)
@@ -585,6 +481,15 @@ static void zram_print_stats(struct backend *b, FILE *out)
 	P(io, failed_writes);
 	P(io, notify_free);
 #undef P
+	struct zram_wb_stat wb;
+
+	if (zram_wb_stat(b, &wb) == 0)
+		fprintf(out, "bd_count %llu\nbd_reads %llu\nbd_writes %llu\nwb_failed %llu\n"
+			"wb_idle %llu\nwb_huge %llu\nwb_budget %llu\n",
+			(unsigned long long)wb.bd_count, (unsigned long long)wb.bd_reads,
+			(unsigned long long)wb.bd_writes, (unsigned long long)wb.failed,
+			(unsigned long long)wb.idle, (unsigned long long)wb.huge,
+			(unsigned long long)wb.budget);
 	zpool_stats(to_zram(b)->objs, &pool);
 	fprintf(out, "pool_mapped %llu\npool_blocks_used %llu\npool_blocks_idle %llu\n"
 		"pool_blocks_cold %llu\n",
@@ -600,6 +505,7 @@ static void zram_close(struct backend *b)
 
 	if (b == NULL)
 		return;
+	zram_wb_stop(zb); /* the writeback thread, and the lower device */
 	zpool_destroy(zb->objs); /* every stored object with it */
 	while ((c = zb->pool) != NULL) {
 		zb->pool = c->next;

@@ -6,6 +6,9 @@
 #ifndef USWAP_DEV_ZRAM_H
 #define USWAP_DEV_ZRAM_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "dev/backend.h"
 
 /* Compressed objects of this many bytes or more are not worth keeping
@@ -66,5 +69,42 @@ int zram_io_stat(struct backend *b, struct zram_io_stat *st);
 /* zram_algo() - the algorithm name ("lz4" or "zstd"), NULL if @b is not a
  * zram backend. The string is static. */
 const char *zram_algo(struct backend *b);
+
+/* ------------------------------------------------------------------------
+ * Writeback to a lower device (zram_wb.c)
+ * ---------------------------------------------------------------------- */
+
+enum zram_wb_reason { ZRAM_WB_IDLE, ZRAM_WB_HUGE, ZRAM_WB_BUDGET, ZRAM_WB_REASONS };
+
+struct zram_wb_opts {
+	uint32_t idle_s;          /* pages unused this long go down; 0 = off */
+	bool huge;                /* incompressible pages go down */
+	uint64_t budget_bytes;    /* over this much pool memory, pages go
+				     down until under it; 0 = off */
+};
+
+/* Writeback figures, the kernel's bd_stat plus why pages went down. */
+struct zram_wb_stat {
+	uint64_t bd_count;        /* pages on the lower device now */
+	uint64_t bd_reads;        /* pages read back from it */
+	uint64_t bd_writes;       /* pages written back */
+	uint64_t failed;          /* lower writes that failed (page kept) */
+	uint64_t idle, huge, budget; /* bd_writes by reason */
+	uint64_t scans;           /* passes over the slots */
+};
+
+/*
+ * zram_writeback_start() - give zram backend @b the lower device @lower
+ * (taken: closed with @b) and start moving pages down by @opts in the
+ * background. @lower must have at least as many slots as @b.
+ * Return: 0; -EINVAL (not zram, @lower too small, no reason given);
+ * -EBUSY (a lower device already); -ENOMEM; with a message in @err.
+ */
+int zram_writeback_start(struct backend *b, struct backend *lower,
+			 const struct zram_wb_opts *opts, char *err, size_t errlen);
+
+/* zram_wb_stat() - @b's writeback figures. Return: 0; -EINVAL (not zram,
+ * or no writeback). Thread-safety: any thread. */
+int zram_wb_stat(struct backend *b, struct zram_wb_stat *st);
 
 #endif /* USWAP_DEV_ZRAM_H */
