@@ -14,7 +14,8 @@
  *  - the same model under batched traffic (uswap_swap_out_batch(),
  *    uswap_swap_in_batch() of up to 16 pages, over ram and an io_uring
  *    file): with faults, and during a swapoff; and over an NBD export
- *    of nbdkit with two connections.
+ *    of nbdkit with two connections, and on a zram device writing its
+ *    pages back to a lower device all along.
  * Arguments: none; USWAP_STRESS_SCALE shrinks the work, USWAP_TEST_SEED
  * fixes the seed.
  */
@@ -30,6 +31,7 @@
 #include <cmocka.h>
 
 #include "dev/backend.h"
+#include "dev/zram.h"
 #include "t_dev.h"
 
 #define PAGE USWAP_PAGE_SIZE
@@ -570,6 +572,45 @@ static void test_batches_over_nbd_lose_no_page(void **state)
 	t_nbdkit_stop(&s);
 }
 
+/* Batched traffic from 2 threads on a zram device that writes its pages
+ * back to a ram device all the time (the model's pages are random, so
+ * every one is huge, and the budget is small): writes, reads and frees
+ * race the writeback thread's moves; no page lost or wrong. */
+static void test_batches_over_zram_writeback_lose_no_page(void **state)
+{
+	struct uswap *u = t_create(2, 0);
+	struct uswap_backend *ub;
+	struct zram_wb_stat wb;
+	char err[256];
+	struct model m;
+	int prio;
+	uint64_t ops = (uint64_t)(20000 * t_env_scale()) + 1000;
+
+	t_async_reset();
+	t_eq(uswap_backend_open("writeback:huge,budget=4M:zram:64M|ram:64M", &ub, &prio,
+				err, sizeof(err)), 0);
+	swapon_backend(u, (struct backend *)ub, 0);
+	model_init(&m, u, 8192);
+	/* Rounds until the writeback thread has scanned 10 times (2 s) and
+	 * moved pages, whatever the machine's speed. */
+	for (int round = 0; round < 200; round++) {
+		run_threads(&m, 2, ops, t_env_seed() + (uint64_t)round, batch_traffic);
+		t_eq(zram_wb_stat((struct backend *)ub, &wb), 0);
+		if (t_async_failed() || (wb.scans >= 10 && wb.bd_writes > 0))
+			break;
+	}
+	t_assert_no_async_failure("batched traffic over zram writeback");
+	model_drain(&m);
+	printf("# %llu pages verified; %llu written back, %llu read from below, %llu scans\n",
+	       (unsigned long long)m.verified, (unsigned long long)wb.bd_writes,
+	       (unsigned long long)wb.bd_reads, (unsigned long long)wb.scans);
+	t_true(wb.bd_writes > 0); /* the moves really raced the traffic */
+	t_eq_u64(t_total_inuse(u), 0);
+	t_check(u);
+	model_free(&m);
+	uswap_destroy(u);
+}
+
 struct publish_race {
 	struct uswap *u;
 	_Atomic bool stop;
@@ -651,6 +692,7 @@ int main(void)
 		cmocka_unit_test(test_batches_with_faults_lose_no_page),
 		cmocka_unit_test(test_swapoff_under_batched_traffic_moves_every_page),
 		cmocka_unit_test(test_batches_over_nbd_lose_no_page),
+		cmocka_unit_test(test_batches_over_zram_writeback_lose_no_page),
 	};
 	return t_run(tests);
 }
