@@ -371,24 +371,22 @@ bool t_have_nbdkit(void)
 	return system("command -v nbdkit >/dev/null 2>&1") == 0;
 }
 
-void t_nbdkit_start(struct t_nbdkit *s, const char *size, bool readonly)
+/* Spawn nbdkit with the plugin arguments kept in @s and wait for its
+ * socket. */
+static void nbdkit_spawn(struct t_nbdkit *s)
 {
-	char *argv[10];
+	char *argv[12];
 	int n = 0;
 
-	snprintf(s->dir, sizeof(s->dir), "/tmp/uswap-nbd-XXXXXX");
-	t_true(mkdtemp(s->dir) != NULL);
-	snprintf(s->sock, sizeof(s->sock), "%s/sock", s->dir);
-	snprintf(s->uri, sizeof(s->uri), "nbd:nbd+unix:///?socket=%s", s->sock);
 	argv[n++] = "nbdkit";
 	argv[n++] = "-f";
 	argv[n++] = "--exit-with-parent";
 	argv[n++] = "-U";
 	argv[n++] = s->sock;
-	if (readonly)
+	if (s->readonly)
 		argv[n++] = "-r";
-	argv[n++] = "memory";
-	argv[n++] = (char *)size;
+	argv[n++] = s->plugin;
+	argv[n++] = s->arg;
 	argv[n] = NULL;
 	t_eq(posix_spawnp(&s->pid, "nbdkit", NULL, NULL, argv, environ), 0);
 	for (int i = 0; i < 500; i++) {
@@ -401,6 +399,46 @@ void t_nbdkit_start(struct t_nbdkit *s, const char *size, bool readonly)
 	fail_msg("nbdkit did not create %s within 5 s", s->sock);
 }
 
+static void nbdkit_dir(struct t_nbdkit *s)
+{
+	snprintf(s->dir, sizeof(s->dir), "/tmp/uswap-nbd-XXXXXX");
+	t_true(mkdtemp(s->dir) != NULL);
+	snprintf(s->sock, sizeof(s->sock), "%s/sock", s->dir);
+	snprintf(s->uri, sizeof(s->uri), "nbd:nbd+unix:///?socket=%s", s->sock);
+}
+
+void t_nbdkit_start(struct t_nbdkit *s, const char *size, bool readonly)
+{
+	nbdkit_dir(s);
+	snprintf(s->plugin, sizeof(s->plugin), "memory");
+	snprintf(s->arg, sizeof(s->arg), "%s", size);
+	s->readonly = readonly;
+	nbdkit_spawn(s);
+}
+
+void t_nbdkit_start_file(struct t_nbdkit *s, uint64_t bytes)
+{
+	int fd;
+
+	nbdkit_dir(s);
+	snprintf(s->file, sizeof(s->file), "%s/disk", s->dir);
+	fd = open(s->file, O_CREAT | O_RDWR | O_TRUNC, 0600);
+	t_true(fd >= 0 && ftruncate(fd, (off_t)bytes) == 0);
+	close(fd);
+	snprintf(s->plugin, sizeof(s->plugin), "file");
+	snprintf(s->arg, sizeof(s->arg), "%s", s->file);
+	s->readonly = false;
+	nbdkit_spawn(s);
+}
+
+void t_nbdkit_restart(struct t_nbdkit *s)
+{
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, NULL, 0);
+	unlink(s->sock);
+	nbdkit_spawn(s);
+}
+
 void t_nbdkit_stop(struct t_nbdkit *s)
 {
 	if (s->pid > 0) {
@@ -409,6 +447,8 @@ void t_nbdkit_stop(struct t_nbdkit *s)
 		s->pid = 0;
 	}
 	unlink(s->sock);
+	if (s->file[0])
+		unlink(s->file);
 	rmdir(s->dir);
 }
 

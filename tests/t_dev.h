@@ -100,6 +100,8 @@ struct t_nbdkit {
 	char dir[64];
 	char sock[96];
 	char uri[160];  /* the device spec: "nbd:nbd+unix:///?socket=SOCK" */
+	char plugin[16], arg[128], file[96]; /* how to start it again */
+	bool readonly;
 };
 
 /* Is nbdkit on PATH? */
@@ -107,7 +109,13 @@ bool t_have_nbdkit(void);
 /* Start `nbdkit -f --exit-with-parent -U SOCK [-r] memory SIZE` and wait
  * (up to 5 s) for its socket. Fails the test on error. */
 void t_nbdkit_start(struct t_nbdkit *s, const char *size, bool readonly);
-/* Kill it and remove its socket and directory. */
+/* The same with nbdkit's file plugin on a new file of @bytes in the
+ * server's directory: data that outlives a restart. */
+void t_nbdkit_start_file(struct t_nbdkit *s, uint64_t bytes);
+/* Kill the server and start it again on the same socket (a dropped
+ * connection for every client). */
+void t_nbdkit_restart(struct t_nbdkit *s);
+/* Kill it and remove its socket, file and directory. */
 void t_nbdkit_stop(struct t_nbdkit *s);
 
 #endif /* USWAP_TESTS_T_DEV_H */

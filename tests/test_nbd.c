@@ -7,7 +7,8 @@
  * batches, over one connection and two; a read-only, a too small and an
  * unreachable export are refused with a message; when the server is
  * killed under use, swap-outs go to the device below, swap-ins of what
- * was on it answer -EIO (never other bytes), and nothing hangs.
+ * was on it answer -EIO (never other bytes), and nothing hangs; when the
+ * server restarts with its data, reads and writes connect again.
  * Skips when nbdkit is not installed.
  */
 #include <setjmp.h>
@@ -174,12 +175,65 @@ static void test_nbd_server_killed_fails_cleanly(void **state)
 	uswap_destroy(u);
 }
 
+/* The server restarts (every connection dropped) and comes back with its
+ * data (nbdkit's file plugin): single and batched swap-ins connect again
+ * and read every folio back; so do swap-outs after it. */
+static void test_nbd_connects_again_after_the_server_restarts(void **state)
+{
+	enum { N = 64 };
+	static unsigned char page[N][USWAP_PAGE_SIZE], back[N][USWAP_PAGE_SIZE];
+	struct uswap_swap_io io[N];
+	struct t_nbdkit s = { 0 };
+	char err[512];
+	struct uswap *u;
+	uint64_t rng = 9;
+	int type;
+
+	if (!t_have_nbdkit()) {
+		t_skip("nbdkit not installed (Debian package nbdkit)");
+		return;
+	}
+	t_nbdkit_start_file(&s, 64u << 20);
+	u = t_create(2, 0);
+	type = swapon_spec(u, s.uri, err, sizeof(err));
+	if (type < 0)
+		fail_msg("swapon %s: %s", s.uri, err);
+	for (unsigned int i = 0; i < N; i++) {
+		t_fill_page(page[i], T_PAGE_TEXT, &rng);
+		io[i] = (struct uswap_swap_io){ .pages = page[i], .order = 0 };
+	}
+	t_eq(uswap_swap_out_batch(u, io, N, 0), N);
+
+	t_nbdkit_restart(&s);
+	for (unsigned int i = 0; i < N; i++)
+		io[i].pages = back[i];
+	t_eq(uswap_swap_in_batch(u, io, N / 2), N / 2); /* queued, cut off, redone */
+	t_nbdkit_restart(&s);
+	for (unsigned int i = N / 2; i < N; i++) /* synchronous, redone */
+		t_eq(uswap_swap_in(u, io[i].entry, 0, back[i]), 0);
+	for (unsigned int i = 0; i < N; i++) {
+		t_assert_same_bytes(back[i], page[i], USWAP_PAGE_SIZE, "after a restart");
+		t_eq(uswap_swap_free(u, io[i].entry, 0), 0);
+	}
+	t_nbdkit_restart(&s);
+	for (unsigned int i = 0; i < N; i++)
+		io[i] = (struct uswap_swap_io){ .pages = page[i], .order = 0 };
+	t_eq(uswap_swap_out_batch(u, io, N, 0), N); /* writes after a drop */
+	t_eq_u64(t_info(u, type).write_errors, 0);
+	for (unsigned int i = 0; i < N; i++)
+		t_eq(uswap_swap_free(u, io[i].entry, 0), 0);
+	t_eq_u64(t_total_inuse(u), 0);
+	uswap_destroy(u);
+	t_nbdkit_stop(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nbd_round_trips_through_the_swap_path),
 		cmocka_unit_test(test_nbd_refuses_bad_exports_with_a_reason),
 		cmocka_unit_test(test_nbd_server_killed_fails_cleanly),
+		cmocka_unit_test(test_nbd_connects_again_after_the_server_restarts),
 	};
 	return t_run(tests);
 }

@@ -20,12 +20,15 @@
  * connection's mutex is dropped, so a done() may submit again.
  *
  * Errors: an unreachable server, a read-only export or one smaller than
- * USWAP_MIN_CLUSTERS clusters fail the open with a message. A request
- * that fails, or is cut off by a dropped connection, is -EIO (the swap
- * path then writes the folio elsewhere, or answers -EIO for a read: never
- * other bytes); a connection found dead is connected again before its
- * next request (counted in reconnects), and a synchronous request that
- * met the drop is retried once on the new connection.
+ * USWAP_MIN_CLUSTERS clusters fail the open with a message. A request the
+ * server refuses is -EIO (the swap path then writes the folio elsewhere,
+ * or answers -EIO for a read: never other bytes). A connection found dead
+ * is connected again before its next request (counted in reconnects),
+ * and a request the drop cut off, synchronous or queued, is done once
+ * more on the new connection; if that fails too, -EIO. What a server that
+ * came back still holds is its own business: an export that lost its
+ * data (nbdkit's memory plugin, restarted) reads as zeroes, which nothing
+ * here can tell from data.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -65,9 +68,11 @@ struct nbd_backend {
 	char *uri;
 	unsigned int nr_conns;
 	bool can_trim, can_flush;
+	bool closing;           /* close began: no retries */
 	struct nbd_conn conn[NBD_MAX_CONNS];
 	_Atomic unsigned int next; /* where a request starts looking */
 	_Atomic uint64_t nr_read, nr_write, nr_trim, nr_async, nr_reconnect, nr_error;
+	_Atomic uint64_t nr_retry;  /* async requests cut off and redone */
 };
 
 static const struct backend_ops nbd_ops;
@@ -225,15 +230,19 @@ static int nbd_flush_all(struct backend *b)
 /* ------------------------------------------------------------------ */
 /* Asynchronous I/O */
 
-/* libnbd's completion callback (inside nbd_poll, c->lock held): note the
- * outcome. A command cut off by a dropped connection may never get one;
- * its free callback below still runs, when the handle is closed. */
+/* libnbd's completion callback (inside a libnbd call, c->lock held): note
+ * the outcome. A command cut off by a dropped connection gets a connection
+ * error here, or no call at all; either way its free callback below runs,
+ * at the latest when the handle is closed, and the request is redone. */
 static int on_complete(void *user_data, int *error)
 {
 	struct nbd_req *r = user_data;
 
 	r->error = *error;
-	r->completed = true;
+	/* libnbd completes the commands a dying connection had in flight
+	 * with a connection error: those were cut off, not refused. */
+	r->completed = !(*error == ENOTCONN || *error == ESHUTDOWN ||
+			 *error == ECONNRESET || *error == EPIPE);
 	return 1; /* retire the command */
 }
 
@@ -264,11 +273,20 @@ static void conn_finish(struct nbd_backend *nb, struct nbd_conn *c)
 		struct backend_io *io = r->io;
 
 		atomic_fetch_sub_explicit(&c->inflight, 1, memory_order_relaxed);
-		io->result = r->error ? -EIO : 0;
-		if (r->error)
-			count(&nb->nr_error);
-		else
-			count(io->op == BACKEND_WRITE ? &nb->nr_write : &nb->nr_read);
+		if (!r->completed && !nb->closing) {
+			/* Cut off by a dropped connection, not refused by the
+			 * server: once more, synchronously, on a connection
+			 * made again (nbd_rw() counts it). */
+			count(&nb->nr_retry);
+			io->result = nbd_rw(&nb->b, io->op == BACKEND_WRITE, io->slot,
+					    io->order, io->buf);
+		} else {
+			io->result = r->error ? -EIO : 0;
+			if (r->error)
+				count(&nb->nr_error);
+			else
+				count(io->op == BACKEND_WRITE ? &nb->nr_write : &nb->nr_read);
+		}
 		free(r);
 		if (io->done)
 			io->done(io);
@@ -416,6 +434,7 @@ static void nbd_print_stats(struct backend *b, FILE *out)
 	P(trim);
 	P(async);
 	P(reconnect);
+	P(retry);
 	P(error);
 #undef P
 }
@@ -424,6 +443,7 @@ static void nbd_close_backend(struct backend *b)
 {
 	struct nbd_backend *nb = to_nbd(b);
 
+	nb->closing = true;
 	for (unsigned int i = 0; i < NBD_MAX_CONNS; i++) {
 		struct nbd_conn *c = &nb->conn[i];
 
