@@ -352,6 +352,22 @@ static struct backend *ram(uint64_t slots)
 	return b;
 }
 
+/* The end of a traffic test with faults: every page read back, the faults
+ * seen on both sides, nothing left. */
+static void drain_faulted(struct uswap *u, struct model *m, const char *how)
+{
+	model_drain(m);
+	printf("# %llu pages verified%s, %llu read errors, %llu write errors\n",
+	       (unsigned long long)m->verified, how, (unsigned long long)m->read_errors,
+	       (unsigned long long)t_stats(u).write_errors);
+	t_true(m->read_errors > 0); /* the faults really happened */
+	t_true(t_stats(u).write_errors > 0);
+	t_eq_u64(t_total_inuse(u), 0);
+	t_check(u);
+	model_free(m);
+	uswap_destroy(u);
+}
+
 static void test_faults_lose_no_page_and_never_return_wrong_data(void **state)
 {
 	struct faulty_opts fo = { .read_error_rate = 0.01, .write_error_rate = 0.01,
@@ -368,16 +384,7 @@ static void test_faults_lose_no_page_and_never_return_wrong_data(void **state)
 	model_init(&m, u, 8192);
 	run_traffic(&m, 2, ops, t_env_seed());
 	t_assert_no_async_failure("traffic");
-	model_drain(&m);
-	printf("# %llu pages verified, %llu read errors reported, %llu write errors\n",
-	       (unsigned long long)m.verified, (unsigned long long)m.read_errors,
-	       (unsigned long long)t_stats(u).write_errors);
-	t_true(m.read_errors > 0); /* the faults really happened */
-	t_true(t_stats(u).write_errors > 0);
-	t_eq_u64(t_total_inuse(u), 0);
-	t_check(u);
-	model_free(&m);
-	uswap_destroy(u);
+	drain_faulted(u, &m, "");
 }
 
 /* The owner's unuse callback: move the page to another device. */
@@ -492,16 +499,7 @@ static void test_batches_with_faults_lose_no_page(void **state)
 	model_init(&m, u, 8192);
 	run_threads(&m, 2, ops, t_env_seed(), batch_traffic);
 	t_assert_no_async_failure("batched traffic");
-	model_drain(&m);
-	printf("# %llu pages verified in batches, %llu read errors, %llu write errors\n",
-	       (unsigned long long)m.verified, (unsigned long long)m.read_errors,
-	       (unsigned long long)t_stats(u).write_errors);
-	t_true(m.read_errors > 0);
-	t_true(t_stats(u).write_errors > 0);
-	t_eq_u64(t_total_inuse(u), 0);
-	t_check(u);
-	model_free(&m);
-	uswap_destroy(u);
+	drain_faulted(u, &m, " in batches");
 }
 
 /* Swapoff of the top device while 2 threads swap in batches: every page

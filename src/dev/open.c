@@ -72,21 +72,27 @@ static int open_faulty(const struct dev_spec *s, struct backend **out, char *err
 	return rc;
 }
 
+/* Both inner specs of a mirror or writeback spec, or neither. */
+static int open_pair(const struct dev_spec *s, struct backend **a, struct backend **b,
+		     char *err, size_t errlen)
+{
+	int rc = open_spec(s->inner, a, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = open_spec(s->inner2, b, err, errlen);
+	if (rc)
+		(*a)->ops->close(*a);
+	return rc;
+}
+
 static int open_mirror(const struct dev_spec *s, struct backend **out, char *err,
 		       size_t errlen)
 {
 	struct backend *a, *b;
-	int rc = open_spec(s->inner, &a, err, errlen);
+	int rc = open_pair(s, &a, &b, err, errlen);
 
-	if (rc)
-		return rc;
-	rc = open_spec(s->inner2, &b, err, errlen);
-	if (rc) {
-		a->ops->close(a);
-		return rc;
-	}
-	rc = backend_mirror_open(a, b, out, err, errlen);
-	if (rc) {
+	if (!rc && (rc = backend_mirror_open(a, b, out, err, errlen))) {
 		a->ops->close(a);
 		b->ops->close(b);
 	}
@@ -98,23 +104,15 @@ static int open_writeback(const struct dev_spec *s, struct backend **out, char *
 			  size_t errlen)
 {
 	struct backend *z, *lower;
-	int rc = open_spec(s->inner, &z, err, errlen);
+	int rc = open_pair(s, &z, &lower, err, errlen);
 
-	if (rc)
-		return rc;
-	rc = open_spec(s->inner2, &lower, err, errlen);
-	if (rc) {
-		z->ops->close(z);
-		return rc;
-	}
-	rc = zram_writeback_start(z, lower, &s->wb, err, errlen);
-	if (rc) {
+	if (!rc && (rc = zram_writeback_start(z, lower, &s->wb, err, errlen))) {
 		lower->ops->close(lower);
 		z->ops->close(z);
-		return rc;
 	}
-	*out = z;
-	return 0;
+	if (!rc)
+		*out = z;
+	return rc;
 }
 
 static int open_spec(const struct dev_spec *s, struct backend **out, char *err,
