@@ -193,6 +193,7 @@ assert o["limit_bytes"] == 16 << 20 and len(o["devices"]) == 4, o
 assert sum(o["swpout"]) > 0 and o["resident_bytes"] <= o["limit_bytes"], o
 assert all(d["type"] == "partition" for d in o["devices"]), o
 assert all(d["zram"]["algorithm"] == "lz4" and d["zram"]["orig_data_size"] >= 0 for d in o["devices"]), o
+assert all(d["backend"]["comp_algorithm"] == "lz4" and int(d["backend"]["num_writes"]) >= 0 for d in o["devices"]), o
 ' "$dir/st.json" || fail "uswap status --json: $(cat "$dir/st.json")"
 	XDG_RUNTIME_DIR="$dir/xdg" "$uswap" status > "$dir/st.txt" || fail "uswap status: exit $?"
 	grep -q "^  NAME  *TYPE  *SIZE  *USED  *PRIO" "$dir/st.txt" || fail "uswap status: $(cat "$dir/st.txt")"

@@ -257,6 +257,33 @@ static void print_zram(json_object *devs)
 	}
 }
 
+/* Each device's own figures (nbd, mirror, writeback, file, faulty) as
+ * key=value, wrapped; zram's mm_stat ones are in the table above. */
+static void print_backend(json_object *devs)
+{
+	for (size_t i = 0; devs && i < json_object_array_length(devs); i++) {
+		json_object *d = json_object_array_get_idx(devs, i), *bk;
+		int col = 0;
+
+		if (!json_object_object_get_ex(d, "backend", &bk))
+			continue;
+		json_object_object_foreach(bk, key, val) {
+			const char *v = json_object_get_string(val);
+
+			if (json_object_object_get_ex(d, "zram", NULL) && strncmp(key, "bd_", 3) &&
+			    strncmp(key, "wb_", 3))
+				continue; /* zramctl's columns have those */
+			if (!col)
+				col = printf("  %s:", str(d, "name"));
+			else if (col + (int)(strlen(key) + strlen(v)) + 2 > 78)
+				col = printf("\n   ") - 1;
+			col += printf(" %s=%s", key, v);
+		}
+		if (col)
+			printf("\n");
+	}
+}
+
 static void print_one(json_object *o)
 {
 	json_object *devs = NULL;
@@ -266,16 +293,17 @@ static void print_one(json_object *o)
 	       str(o, "cmd"), human_kb(num(o, "resident_bytes") / 1024, a, sizeof(a)),
 	       human_kb(num(o, "limit_bytes") / 1024, b, sizeof(b)),
 	       human_kb(num(o, "resident_peak_bytes") / 1024, (char[32]){ 0 }, 32));
-	printf("  %-16s%-10s%8s %8s %5s\n", "NAME", "TYPE", "SIZE", "USED", "PRIO");
+	printf("  %-15s %-10s%8s %8s %5s\n", "NAME", "TYPE", "SIZE", "USED", "PRIO");
 	if (json_object_object_get_ex(o, "devices", &devs))
 		for (size_t i = 0; i < json_object_array_length(devs); i++) {
 			json_object *d = json_object_array_get_idx(devs, i);
 
-			printf("  %-16s%-10s%8s %8s %5lld\n", str(d, "name"), str(d, "type"),
+			printf("  %-15s %-10s%8s %8s %5lld\n", str(d, "name"), str(d, "type"),
 			       human_kb(num(d, "size_kb"), a, sizeof(a)),
 			       human_kb(num(d, "used_kb"), b, sizeof(b)), (long long)num(d, "prio"));
 		}
 	print_zram(devs);
+	print_backend(devs);
 	printf("  %-16s%lld pages\n", "pswpout", (long long)pages_of(o, "swpout"));
 	printf("  %-16s%lld folios\n", "swpin", (long long)num(o, "swpin"));
 	print_orders(o, "swpout");

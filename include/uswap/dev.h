@@ -7,6 +7,8 @@
 #ifndef USWAP_DEV_H
 #define USWAP_DEV_H
 
+#include <stdio.h>
+
 #include <uswap/alloc.h>
 
 #ifdef __cplusplus
@@ -80,6 +82,20 @@ struct uswap_zram_stat {
  * meanwhile); a moving snapshot while I/O runs.
  */
 USWAP_API int uswap_device_zram_stat(struct uswap *u, int type, struct uswap_zram_stat *out);
+
+/*
+ * uswap_device_print_stats() - the backend's own figures of device @type
+ * to @out, one "key value" line each (the value a number or one word):
+ * zram's mm_stat and io_stat fields and, with a lower device, bd_count,
+ * bd_reads, bd_writes and the writeback reasons; an nbd export's
+ * connections, requests, reconnects and retries; a mirror's legs
+ * (leg0_state healthy or failed, leg0_errors ...) and failovers; a
+ * file's queue depth and io_uring counts; a faulty wrapper's injections,
+ * then its inner device's lines.
+ * Return: 0; -ENOENT (no device @type); -EINVAL (@out NULL).
+ * Thread-safety: any thread; takes the swapon lock.
+ */
+USWAP_API int uswap_device_print_stats(struct uswap *u, int type, FILE *out);
 
 /*
  * uswap_swapon_spec() - open @spec's backend and swap it on at the spec's

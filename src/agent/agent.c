@@ -385,6 +385,41 @@ static void write_zram(FILE *f, int type)
 		(unsigned long long)z.pages_compacted, (unsigned long long)z.huge_pages);
 }
 
+/* The backend's own figures (uswap_device_print_stats()) as "backend":
+ * {"key": "value", ...}: nbd reconnects, a mirror's legs, writeback. */
+static void write_backend(FILE *f, int type)
+{
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	bool first = true;
+
+	if (!m)
+		return;
+	if (uswap_device_print_stats(agent.u, type, m)) {
+		fclose(m);
+		free(text);
+		return;
+	}
+	fclose(m);
+	fprintf(f, ", \"backend\": {");
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strchr(line, ' ');
+
+		if (!sp)
+			continue;
+		*sp = '\0';
+		fprintf(f, "%s\"%s\": \"", first ? "" : ", ", line);
+		for (const char *c = sp + 1; *c; c++) /* JSON-safe: no quotes, no controls */
+			if (*c != '"' && *c != '\\' && (unsigned char)*c >= 0x20)
+				fputc(*c, f);
+		fputc('"', f);
+		first = false;
+	}
+	fprintf(f, "}");
+	free(text);
+}
+
 static void write_devices(FILE *f)
 {
 	struct uswap_device_info info;
@@ -400,6 +435,7 @@ static void write_devices(FILE *f)
 			(unsigned long long)info.size_kb,
 			(unsigned long long)info.used_kb, (unsigned long long)info.write_errors);
 		write_zram(f, type);
+		write_backend(f, type);
 		fprintf(f, "}");
 		first = false;
 	}

@@ -293,8 +293,8 @@ static void mirror_print_stats(struct backend *b, FILE *out)
 	struct mirror_backend *mb = to_mirror(b);
 
 	for (int leg = 0; leg < 2; leg++)
-		fprintf(out, "leg%d %s %s errors %llu\n", leg, mb->leg[leg]->name,
-			healthy(mb, leg) ? "healthy" : "FAILED",
+		fprintf(out, "leg%d_name %s\nleg%d_state %s\nleg%d_errors %llu\n", leg,
+			mb->leg[leg]->name, leg, healthy(mb, leg) ? "healthy" : "failed", leg,
 			(unsigned long long)atomic_load(&mb->nr_leg_errors[leg]));
 	fprintf(out, "failovers %llu\n", (unsigned long long)atomic_load(&mb->nr_failover));
 }

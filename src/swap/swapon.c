@@ -114,6 +114,26 @@ USWAP_API int uswap_swapon_spec(struct uswap *u, const char *spec, char *err,
 	return type;
 }
 
+USWAP_API int uswap_device_print_stats(struct uswap *u, int type, FILE *out)
+{
+	struct backend *b;
+	int rc = -ENOENT;
+
+	if (!u || type < 0 || type >= USWAP_MAX_DEVICES)
+		return -ENOENT;
+	if (!out)
+		return -EINVAL;
+	global_lock(u); /* keeps the device, and its backend, from going */
+	if (u->devs[type]) {
+		b = u->devs[type]->backend;
+		if (b && b->ops->print_stats)
+			b->ops->print_stats(b, out);
+		rc = 0;
+	}
+	global_unlock(u);
+	return rc;
+}
+
 USWAP_API int uswap_device_zram_stat(struct uswap *u, int type, struct uswap_zram_stat *out)
 {
 	struct zram_mm_stat mm;
