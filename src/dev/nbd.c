@@ -450,6 +450,9 @@ static void nbd_close_backend(struct backend *b)
 		pthread_mutex_lock(&c->lock);
 		if (c->h) {
 			conn_poll(nb, c, UINT32_MAX); /* let writes land */
+			/* swapoff: the server's caches out before we go */
+			if (nb->can_flush && !nbd_aio_is_dead(c->h))
+				(void)nbd_flush(c->h, 0);
 			nbd_shutdown(c->h, 0);
 			nbd_close(c->h);
 			c->h = NULL;
