@@ -5,7 +5,9 @@
  * failing, every folio still reads back intact from the other, the leg is
  * marked failed and the failover counted, and the swap path sees no
  * error; when both legs fail, swap-outs answer -EIO (the caller keeps its
- * pages) and swap-ins -EIO, never other bytes. Over two nbdkit servers
+ * pages) and swap-ins -EIO, never other bytes. A failed leg replaced
+ * while another thread writes is copied to in step with the writes: once
+ * the copy is done it alone serves every page. Over two nbdkit servers
  * (skipped without nbdkit): one killed in the middle loses nothing, both
  * killed give errors and no hang.
  */
@@ -14,10 +16,14 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include <pthread.h>
+
 #include "dev/backend.h"
+#include "dev/faulty.h"
 #include "t_dev.h"
 
 #define N 96
@@ -181,6 +187,78 @@ static void test_mirror_of_two_nbd_servers_survives_one(void **state)
 	uswap_destroy(u);
 }
 
+struct writer {
+	struct uswap *u;
+	unsigned char page[N][USWAP_PAGE_SIZE];
+	uswap_entry_t entry[N];
+	unsigned int rounds;
+};
+
+/* Rewrites its N pages (new slots each time, old ones freed) while the
+ * resync runs: every write races the copy. */
+static void *rewrite_loop(void *arg)
+{
+	struct writer *w = arg;
+	uint64_t seed = 77;
+
+	for (w->rounds = 0; w->rounds < 20; w->rounds++)
+		for (unsigned int i = 0; i < N; i++) {
+			uswap_entry_t old = w->entry[i];
+
+			t_fill_page(w->page[i], T_PAGE_TEXT, &seed);
+			if (uswap_swap_out(w->u, w->page[i], 0, 0, &w->entry[i]))
+				t_fail_async("swap-out during the resync");
+			if (old.val)
+				uswap_swap_free(w->u, old, 0);
+		}
+	return NULL;
+}
+
+/* Leg 0 fails; a new leg replaces it while another thread keeps writing;
+ * once the copy is done, the old leg 1 fails too, and every page still
+ * reads back from the new leg alone. */
+static void test_a_replaced_leg_is_resynced_while_in_use(void **state)
+{
+	static struct writer w;
+	struct uswap_swap_io io[N];
+	struct uswap *u = t_create(2, 0);
+	struct backend *b;
+	char err[512];
+	pthread_t th;
+	int type;
+
+	t_async_reset();
+	type = swapon_mirror(u, "mirror::faulty::ram:64M|faulty::ram:64M", &b);
+	fill_all(6);
+	t_eq(swap_out_all(u, io, 0), N);
+	t_eq(faulty_fail_nth(mirror_leg(b, 0), 1, true), 0);
+	for (unsigned int i = 0; i < N; i++) /* fails over to leg 1 */
+		t_eq(uswap_swap_in(u, io[i].entry, 0, back), 0);
+	t_eq(uswap_mirror_replace(u, type, "zram:4M", err, sizeof(err)), -EINVAL);
+	t_true(strstr(err, "holds") != NULL); /* smaller than the mirror */
+
+	memset(&w, 0, sizeof(w));
+	w.u = u;
+	t_eq(uswap_mirror_replace(u, type, "ram:64M", err, sizeof(err)), 0);
+	pthread_create(&th, NULL, rewrite_loop, &w);
+	for (int i = 0; i < 400 && mirror_syncing(b); i++)
+		usleep(10000);
+	pthread_join(th, NULL);
+	t_assert_no_async_failure("writes during the resync");
+	t_true(!mirror_syncing(b));
+	t_eq(uswap_mirror_replace(u, type, "ram:64M", err, sizeof(err)), -EINVAL);
+
+	t_eq(faulty_fail_nth(mirror_leg(b, 1), 1, true), 0); /* only the new leg now */
+	read_back_all(u, io, 0);
+	for (unsigned int i = 0; i < N; i++) {
+		t_eq(uswap_swap_in(u, w.entry[i], 0, back), 0);
+		t_assert_same_bytes(back, w.page[i], USWAP_PAGE_SIZE, "written during resync");
+		t_eq(uswap_swap_free(u, w.entry[i], 0), 0);
+	}
+	t_eq_u64(t_total_inuse(u), 0);
+	uswap_destroy(u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -188,6 +266,7 @@ int main(void)
 		cmocka_unit_test(test_mirror_fails_over_to_the_healthy_leg),
 		cmocka_unit_test(test_mirror_with_both_legs_failed_answers_eio),
 		cmocka_unit_test(test_mirror_of_two_nbd_servers_survives_one),
+		cmocka_unit_test(test_a_replaced_leg_is_resynced_while_in_use),
 	};
 	return t_run(tests);
 }

@@ -136,6 +136,14 @@ int backend_mirror_open(struct backend *a, struct backend *b, struct backend **o
 /* A mirror's state: which legs have failed, failovers so far. Return: 0,
  * -EINVAL (not a mirror). */
 int mirror_info(struct backend *b, bool failed[2], uint64_t *failovers);
+/* Replace the failed leg of mirror @b by @leg (taken) and copy every slot
+ * to it in the background (mirror.c says how writes meanwhile stay right).
+ * Return: 0; -EINVAL (not a mirror, no failed leg or no healthy one, @leg
+ * too small); -EBUSY (a resync running); -ENOSPC (replaced too often). */
+int mirror_replace(struct backend *b, struct backend *leg, char *err, size_t errlen);
+/* mirror_syncing() - a resync under way? mirror_leg() - leg 0 or 1 (tests). */
+bool mirror_syncing(struct backend *b);
+struct backend *mirror_leg(struct backend *b, int leg);
 
 struct faulty_opts {
 	double read_error_rate;   /* 0..1: each read fails with -EIO */

@@ -10,7 +10,16 @@
  * other with nothing lost (the failure is counted and the failed leg
  * named in the statistics). A write is good when it reached at least one
  * healthy leg; only when both legs have failed do requests fail (-EIO).
- * Attaching a replacement leg and resyncing it is not done yet.
+ *
+ * A failed leg can be replaced while the mirror is in use
+ * (mirror_replace()): the new leg is "syncing" until a thread has copied
+ * every slot from the healthy leg, chunk by chunk. It is read from only
+ * once the copy is complete. Writes meanwhile are made synchronously under
+ * the lock of their chunk, which the copy holds while it copies that
+ * chunk: a write to a chunk already copied goes to both legs, a write to
+ * one not yet copied to the healthy leg only (the copy brings it over
+ * later), so the copy never overwrites newer data. The replaced leg is
+ * closed with the mirror (a request to it may still be in flight).
  *
  * The geometry is the smaller leg's: nr_slots the smaller, first_slot the
  * larger of the two. Asynchronous requests are split into one request
@@ -19,11 +28,17 @@
  * done(), which the backend contract allows.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dev/dev.h"
+
+#define MIRROR_CHUNK       512u /* slots copied at once; a folio never spans two */
+#define MIRROR_LOCKS       64u  /* chunk locks, by chunk index modulo */
+#define MIRROR_MAX_RETIRED 8u   /* replacements per mirror */
 
 struct mirror_backend {
 	struct backend b;            /* first */
@@ -32,6 +47,19 @@ struct mirror_backend {
 	_Atomic unsigned int turn;   /* which leg reads next */
 	_Atomic uint64_t nr_failover, nr_leg_errors[2];
 	_Atomic unsigned int inflight[2]; /* children submitted, not done */
+
+	/* Resync of a replaced leg */
+	_Atomic unsigned int writers; /* writes under way outside chunk locks
+					(sync, or async until complete) */
+	_Atomic int sync_leg;        /* the leg being copied to, or -1 */
+	_Atomic uint64_t synced_upto; /* slots below this are copied */
+	_Atomic uint64_t nr_resynced; /* slots copied, all resyncs */
+	pthread_t sync_thread;
+	bool sync_started;           /* sync_thread to join */
+	_Atomic bool sync_stop;
+	pthread_mutex_t chunk_lock[MIRROR_LOCKS];
+	struct backend *retired[MIRROR_MAX_RETIRED]; /* replaced legs, owned */
+	unsigned int nr_retired;
 };
 
 /* One request on its way through the legs. */
@@ -53,7 +81,13 @@ static inline struct mirror_backend *to_mirror(struct backend *b)
 
 static bool healthy(struct mirror_backend *mb, int leg)
 {
-	return !atomic_load_explicit(&mb->failed[leg], memory_order_relaxed);
+	return !atomic_load_explicit(&mb->failed[leg], memory_order_relaxed) &&
+	       atomic_load_explicit(&mb->sync_leg, memory_order_acquire) != leg;
+}
+
+static int syncing_leg(struct mirror_backend *mb)
+{
+	return atomic_load_explicit(&mb->sync_leg, memory_order_acquire);
 }
 
 /* A leg failed: from now on it is stale. Counted once. */
@@ -95,15 +129,46 @@ static int mirror_read(struct backend *b, uint64_t slot, unsigned int order, voi
 	return -EIO;
 }
 
+/* A write while a leg is being copied to (see the file comment). */
+static int write_syncing(struct mirror_backend *mb, int sleg, uint64_t slot,
+			 unsigned int order, const void *buf)
+{
+	pthread_mutex_t *lock = &mb->chunk_lock[(slot / MIRROR_CHUNK) % MIRROR_LOCKS];
+	int other = !sleg, rc = -EIO;
+
+	pthread_mutex_lock(lock);
+	if (healthy(mb, other)) {
+		rc = mb->leg[other]->ops->write(mb->leg[other], slot, order, buf);
+		if (rc) {
+			leg_failed(mb, other);
+			rc = -EIO;
+		}
+	}
+	if (!rc && slot < atomic_load_explicit(&mb->synced_upto, memory_order_acquire) &&
+	    mb->leg[sleg]->ops->write(mb->leg[sleg], slot, order, buf))
+		leg_failed(mb, sleg); /* the resync stops on it */
+	pthread_mutex_unlock(lock);
+	return rc;
+}
+
 static int mirror_write(struct backend *b, uint64_t slot, unsigned int order,
 			const void *buf)
 {
 	struct mirror_backend *mb = to_mirror(b);
 	int rc = backend_check_io(b, slot, order);
 	bool stored = false;
+	int sleg;
 
 	if (rc)
 		return rc;
+	/* Counted before the check: a resync that begins now waits for us
+	 * (resync_main()), or we see it and write under its locks. */
+	atomic_fetch_add(&mb->writers, 1);
+	sleg = syncing_leg(mb);
+	if (sleg >= 0) {
+		atomic_fetch_sub(&mb->writers, 1);
+		return write_syncing(mb, sleg, slot, order, buf);
+	}
 	for (int leg = 0; leg < 2; leg++) {
 		if (!healthy(mb, leg))
 			continue;
@@ -112,6 +177,7 @@ static int mirror_write(struct backend *b, uint64_t slot, unsigned int order,
 		else
 			leg_failed(mb, leg);
 	}
+	atomic_fetch_sub(&mb->writers, 1);
 	return stored ? 0 : -EIO;
 }
 
@@ -121,7 +187,7 @@ static int mirror_discard(struct backend *b, uint64_t slot, uint64_t nr_slots)
 	int rc = backend_check_range(b, slot, nr_slots);
 
 	for (int leg = 0; !rc && leg < 2; leg++)
-		if (healthy(mb, leg))
+		if (healthy(mb, leg)) /* a syncing leg keeps stale data: allowed */
 			(void)mb->leg[leg]->ops->discard(mb->leg[leg], slot, nr_slots);
 	return rc; /* a discard that did not happen leaves stale data: allowed */
 }
@@ -170,6 +236,7 @@ static void write_done(struct backend_io *child)
 	}
 	if (atomic_fetch_sub_explicit(&r->pending, 1, memory_order_acq_rel) != 1)
 		return;
+	atomic_fetch_sub(&r->mb->writers, 1);
 	req_finish(r, r->leg_result[0] == 0 || r->leg_result[1] == 0 ? 0 : -EIO);
 }
 
@@ -221,9 +288,21 @@ static int mirror_submit(struct backend *b, struct backend_io *io)
 		return -EINVAL;
 	if (io->op == BACKEND_DISCARD)
 		return backend_submit_sync(b, io);
+	if (io->op == BACKEND_WRITE) {
+		/* Counted until complete (write_done()); while a leg is
+		 * copied to, writes run under their chunk's lock,
+		 * synchronously. */
+		atomic_fetch_add(&mb->writers, 1);
+		if (syncing_leg(mb) >= 0) {
+			atomic_fetch_sub(&mb->writers, 1);
+			return backend_submit_sync(b, io);
+		}
+	}
 	rc = backend_check_io(b, io->slot, io->order);
 	r = rc ? NULL : calloc(1, sizeof(*r));
 	if (!r) {
+		if (io->op == BACKEND_WRITE)
+			atomic_fetch_sub(&mb->writers, 1);
 		io->result = rc ? rc : -ENOMEM;
 		if (io->done)
 			io->done(io);
@@ -294,17 +373,27 @@ static void mirror_print_stats(struct backend *b, FILE *out)
 
 	for (int leg = 0; leg < 2; leg++)
 		fprintf(out, "leg%d_name %s\nleg%d_state %s\nleg%d_errors %llu\n", leg,
-			mb->leg[leg]->name, leg, healthy(mb, leg) ? "healthy" : "failed", leg,
+			mb->leg[leg]->name, leg, syncing_leg(mb) == leg ? "syncing" :
+			healthy(mb, leg) ? "healthy" : "failed", leg,
 			(unsigned long long)atomic_load(&mb->nr_leg_errors[leg]));
-	fprintf(out, "failovers %llu\n", (unsigned long long)atomic_load(&mb->nr_failover));
+	fprintf(out, "failovers %llu\nresynced_slots %llu\n",
+		(unsigned long long)atomic_load(&mb->nr_failover),
+		(unsigned long long)atomic_load(&mb->nr_resynced));
 }
 
 static void mirror_close(struct backend *b)
 {
 	struct mirror_backend *mb = to_mirror(b);
 
+	atomic_store(&mb->sync_stop, true);
+	if (mb->sync_started)
+		pthread_join(mb->sync_thread, NULL);
 	for (int leg = 0; leg < 2; leg++)
 		mb->leg[leg]->ops->close(mb->leg[leg]);
+	for (unsigned int i = 0; i < mb->nr_retired; i++)
+		mb->retired[i]->ops->close(mb->retired[i]);
+	for (unsigned int i = 0; i < MIRROR_LOCKS; i++)
+		pthread_mutex_destroy(&mb->chunk_lock[i]);
 	free(mb);
 }
 
@@ -333,6 +422,120 @@ int mirror_info(struct backend *b, bool failed[2], uint64_t *failovers)
 	return 0;
 }
 
+struct backend *mirror_leg(struct backend *b, int leg)
+{
+	return b && b->ops == &mirror_ops && (leg == 0 || leg == 1) ? to_mirror(b)->leg[leg]
+								   : NULL;
+}
+
+bool mirror_syncing(struct backend *b)
+{
+	return b && b->ops == &mirror_ops && syncing_leg(to_mirror(b)) >= 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Resync */
+
+/* Copy chunk @c from leg @from to leg @to, holding the chunk's lock.
+ * Return: 0, or -EIO (a leg failed: marked). */
+static int copy_chunk(struct mirror_backend *mb, int from, int to, uint64_t c,
+		      unsigned char *buf)
+{
+	pthread_mutex_t *lock = &mb->chunk_lock[c % MIRROR_LOCKS];
+	uint64_t first = c * MIRROR_CHUNK, end = first + MIRROR_CHUNK;
+	int rc = 0;
+
+	if (first < mb->b.first_slot)
+		first = mb->b.first_slot;
+	if (end > mb->b.nr_slots)
+		end = mb->b.nr_slots;
+	pthread_mutex_lock(lock);
+	for (uint64_t s = first; !rc && s < end; s++) {
+		if (mb->leg[from]->ops->read(mb->leg[from], s, 0, buf)) {
+			leg_failed(mb, from);
+			rc = -EIO;
+		} else if (mb->leg[to]->ops->write(mb->leg[to], s, 0, buf)) {
+			leg_failed(mb, to);
+			rc = -EIO;
+		}
+	}
+	if (!rc) {
+		atomic_fetch_add(&mb->nr_resynced, end > first ? end - first : 0);
+		atomic_store_explicit(&mb->synced_upto, (c + 1) * MIRROR_CHUNK,
+				      memory_order_release);
+	}
+	pthread_mutex_unlock(lock);
+	return rc;
+}
+
+static void *resync_main(void *arg)
+{
+	struct mirror_backend *mb = arg;
+	int to = syncing_leg(mb), from = !to;
+	unsigned char *buf = malloc(USWAP_PAGE_SIZE);
+	uint64_t chunks = (mb->b.nr_slots + MIRROR_CHUNK - 1) / MIRROR_CHUNK;
+	int rc = buf ? 0 : -ENOMEM;
+
+	/* Writes that began before the resync did, and so write the healthy
+	 * leg alone, land before anything is copied. */
+	while (atomic_load(&mb->writers) && !atomic_load(&mb->sync_stop))
+		sched_yield();
+	for (uint64_t c = 0; !rc && c < chunks; c++) {
+		if (atomic_load(&mb->sync_stop) ||
+		    atomic_load_explicit(&mb->failed[to], memory_order_relaxed))
+			rc = -ECANCELED;
+		else
+			rc = copy_chunk(mb, from, to, c, buf);
+	}
+	free(buf);
+	if (rc && !atomic_load(&mb->sync_stop))
+		atomic_store(&mb->failed[to], true); /* stays failed: replace again */
+	atomic_store_explicit(&mb->sync_leg, -1, memory_order_release);
+	return NULL;
+}
+
+int mirror_replace(struct backend *b, struct backend *leg, char *err, size_t errlen)
+{
+	struct mirror_backend *mb;
+	int bad;
+
+	if (!b || b->ops != &mirror_ops || !leg)
+		return backend_errf(err, errlen, -EINVAL, "not a mirror");
+	mb = to_mirror(b);
+	if (syncing_leg(mb) >= 0)
+		return backend_errf(err, errlen, -EBUSY, "%s: a resync is running", b->name);
+	bad = !healthy(mb, 0) ? 0 : !healthy(mb, 1) ? 1 : -1;
+	if (bad < 0 || !healthy(mb, !bad))
+		return backend_errf(err, errlen, -EINVAL, "%s: a replacement needs one "
+				    "failed leg and one healthy leg", b->name);
+	if (leg->nr_slots < mb->b.nr_slots)
+		return backend_errf(err, errlen, -EINVAL, "%s: the replacement holds %llu "
+				    "slots, the mirror %llu", b->name,
+				    (unsigned long long)leg->nr_slots,
+				    (unsigned long long)mb->b.nr_slots);
+	if (mb->nr_retired == MIRROR_MAX_RETIRED)
+		return backend_errf(err, errlen, -ENOSPC, "%s: replaced %u times already",
+				    b->name, MIRROR_MAX_RETIRED);
+	if (mb->sync_started) {
+		pthread_join(mb->sync_thread, NULL);
+		mb->sync_started = false;
+	}
+	/* The old leg may still have requests in flight: kept until close. */
+	mb->retired[mb->nr_retired++] = mb->leg[bad];
+	atomic_store(&mb->synced_upto, 0);
+	atomic_store(&mb->sync_leg, bad);
+	mb->leg[bad] = leg;
+	atomic_store(&mb->failed[bad], false);
+	if (pthread_create(&mb->sync_thread, NULL, resync_main, mb)) {
+		atomic_store(&mb->failed[bad], true);
+		atomic_store(&mb->sync_leg, -1);
+		return backend_errf(err, errlen, -EAGAIN, "%s: cannot start the resync",
+				    b->name);
+	}
+	mb->sync_started = true;
+	return 0;
+}
+
 int backend_mirror_open(struct backend *a, struct backend *b, struct backend **out,
 			char *err, size_t errlen)
 {
@@ -343,6 +546,9 @@ int backend_mirror_open(struct backend *a, struct backend *b, struct backend **o
 	mb->b.ops = &mirror_ops;
 	mb->leg[0] = a;
 	mb->leg[1] = b;
+	atomic_init(&mb->sync_leg, -1);
+	for (unsigned int i = 0; i < MIRROR_LOCKS; i++)
+		pthread_mutex_init(&mb->chunk_lock[i], NULL);
 	mb->b.nr_slots = a->nr_slots < b->nr_slots ? a->nr_slots : b->nr_slots;
 	mb->b.first_slot = a->first_slot > b->first_slot ? a->first_slot : b->first_slot;
 	mb->b.free_notify = a->free_notify || b->free_notify;

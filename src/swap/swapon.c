@@ -114,6 +114,28 @@ USWAP_API int uswap_swapon_spec(struct uswap *u, const char *spec, char *err,
 	return type;
 }
 
+USWAP_API int uswap_mirror_replace(struct uswap *u, int type, const char *spec,
+				   char *err, size_t errlen)
+{
+	struct uswap_backend *nb;
+	int rc;
+
+	if (!u || type < 0 || type >= USWAP_MAX_DEVICES)
+		return backend_errf(err, errlen, -ENOENT, "no device %d", type);
+	rc = uswap_backend_open(spec, &nb, NULL, err, errlen);
+	if (rc)
+		return rc;
+	global_lock(u); /* keeps the device, and its backend, from going */
+	if (!u->devs[type] || !u->devs[type]->backend)
+		rc = backend_errf(err, errlen, -ENOENT, "no device %d", type);
+	else
+		rc = mirror_replace(u->devs[type]->backend, (struct backend *)nb, err, errlen);
+	global_unlock(u);
+	if (rc)
+		uswap_backend_close(nb);
+	return rc;
+}
+
 USWAP_API int uswap_device_print_stats(struct uswap *u, int type, FILE *out)
 {
 	struct backend *b;
