@@ -54,16 +54,25 @@ static void fuzz_spec(const char *text)
 
 	check(a.nr_layers >= 1 && a.nr_layers <= USWAP_SPEC_MAX_LAYERS);
 	check(!strcmp(dev->kind, "ram") || !strcmp(dev->kind, "zram") ||
-	      !strcmp(dev->kind, "file"));
+	      !strcmp(dev->kind, "file") || !strcmp(dev->kind, "nbd"));
 	check(a.prio == USWAP_PRIO_DEFAULT || (a.prio >= 0 && a.prio <= USWAP_PRIO_MAX));
-	check(!strcmp(dev->kind, "file") || (a.size_bytes && a.size_bytes % USWAP_PAGE_SIZE == 0 &&
-					     a.nr_slots == a.size_bytes / USWAP_PAGE_SIZE));
+	/* A file's size is its header's, an export's its server's. */
+	check(!strcmp(dev->kind, "file") || !strcmp(dev->kind, "nbd") ||
+	      (a.size_bytes && a.size_bytes % USWAP_PAGE_SIZE == 0 &&
+	       a.nr_slots == a.size_bytes / USWAP_PAGE_SIZE));
 	for (unsigned int i = 0; i + 1 < a.nr_layers; i++) {
-		double r = atof(uswap_spec_get(&a.layers[i], "read"));
-		double w = atof(uswap_spec_get(&a.layers[i], "write"));
+		const char *kind = a.layers[i].kind;
 
-		check(!strcmp(a.layers[i].kind, "faulty"));
-		check(r >= 0 && r <= 1 && w >= 0 && w <= 1);
+		check(!strcmp(kind, "faulty") || !strcmp(kind, "mirror") ||
+		      !strcmp(kind, "writeback"));
+		if (!strcmp(kind, "faulty")) {
+			double r = atof(uswap_spec_get(&a.layers[i], "read"));
+			double w = atof(uswap_spec_get(&a.layers[i], "write"));
+
+			check(r >= 0 && r <= 1 && w >= 0 && w <= 1);
+		}
+		/* writeback moves pages down from a zram device */
+		check(strcmp(kind, "writeback") || !strcmp(a.layers[i + 1].kind, "zram"));
 	}
 	if (strlen(a.canonical) > USWAP_SPEC_MAX_LEN)
 		return; /* escaping made it longer than a spec may be */
