@@ -405,18 +405,20 @@ static int row_describe(struct bench_io_row *row, const char *spec)
 		free(si);
 		return rc;
 	}
-	bool mirror = false;
+	const char *nolimit = NULL;
 
 	for (unsigned int i = 0; i + 1 < si->nr_layers; i++)
-		mirror |= !strcmp(si->layers[i].kind, "mirror");
+		if (!strcmp(si->layers[i].kind, "mirror") || !strcmp(si->layers[i].kind, "crypt"))
+			nolimit = si->layers[i].kind;
 	row->direct = direct && !strcmp(direct, "true");
 	snprintf(row->spec, sizeof(row->spec), "%s", spec);
-	/* A mirror has no one medium to measure a limit on. */
-	snprintf(row->kind, sizeof(row->kind), "%s", mirror ? "mirror" : dev->kind);
+	/* A mirror has no one medium to measure a limit on, and what crypt
+	 * hands its device is not the data the limit would be measured on. */
+	snprintf(row->kind, sizeof(row->kind), "%s", nolimit ? nolimit : dev->kind);
 	snprintf(row->algo, sizeof(row->algo), "%s", algo ? algo : "");
-	snprintf(row->backend, sizeof(row->backend), "%s%s%s%s%s",
-		 si->nr_layers > 1 ? (mirror ? "mirror+" : "faulty+") : "", dev->kind,
-		 algo ? "-" : "",
+	snprintf(row->backend, sizeof(row->backend), "%s%s%s%s%s%s",
+		 si->nr_layers > 1 ? si->layers[0].kind : "", si->nr_layers > 1 ? "+" : "",
+		 dev->kind, algo ? "-" : "",
 		 algo ? algo : "", row->direct ? "-direct" : "");
 	row->target_out_pct = row->target_in_pct = NAN;
 	if (!strcmp(dev->kind, "ram")) {

@@ -64,7 +64,7 @@ static void fuzz_spec(const char *text)
 		const char *kind = a.layers[i].kind;
 
 		check(!strcmp(kind, "faulty") || !strcmp(kind, "mirror") ||
-		      !strcmp(kind, "writeback"));
+		      !strcmp(kind, "writeback") || !strcmp(kind, "crypt"));
 		if (!strcmp(kind, "faulty")) {
 			double r = atof(uswap_spec_get(&a.layers[i], "read"));
 			double w = atof(uswap_spec_get(&a.layers[i], "write"));

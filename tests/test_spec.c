@@ -304,6 +304,8 @@ static const struct {
 	{ "faulty:prio=40000:ram:4M", "prio 40000 out of range" },
 	{ "faulty::faulty::faulty::faulty::faulty::ram:4M", "nested more than 4 deep" },
 	{ "mirror::ram:4M", "mirror needs two specs" },
+	{ "crypt:", "crypt needs a spec to encrypt" },
+	{ "crypt:disk:1G", "unknown device kind 'disk'" },
 	{ "writeback::zram:4M|ram:4M", "writeback needs a reason" },
 	{ "writeback:huge:ram:4M|ram:4M", "'ram:4M' is not one" },
 	{ "writeback:huge,huge:zram:4M|ram:4M", "writeback option 'huge' given twice" },
@@ -433,6 +435,7 @@ static void test_canonical_form_parses_back_to_the_same_spec(void **state)
 		"mirror:prio=7:nbd:nbd://a/|faulty:read=0.5:zram:8M:zstd", "mirror::ram:4M|ram:8M",
 		"writeback:idle=60,huge,budget=64M,prio=3:zram:1G:zstd|file:/var/swap.img",
 		"writeback:budget=4M:zram:8M|nbd:nbd+unix:///?socket=/s",
+		"crypt:file:/var/swap.img:prio=4:direct", "crypt:mirror::nbd:nbd://a/|nbd:nbd://b/",
 	};
 
 	for (size_t i = 0; i < T_ARRAY_SIZE(specs); i++)

@@ -48,6 +48,8 @@ static const char usage_text[] =
 "                                    failing leg is dropped, nothing lost\n"
 "  writeback:OPTS:ZRAM|SPEC          zram moving pages down to SPEC; OPTS:\n"
 "                                    idle=SECONDS, huge, budget=SIZE, prio=N\n"
+"  crypt:SPEC                        pages encrypted and authenticated, a\n"
+"                                    key per cluster wiped when it is freed\n"
 "  faulty:OPTS:SPEC                  fault injection around SPEC; OPTS is\n"
 "                                    comma-separated read=R, write=R,\n"
 "                                    discard=R (0..1), latency=MICROSECONDS,\n"

@@ -145,6 +145,11 @@ int mirror_replace(struct backend *b, struct backend *leg, char *err, size_t err
 bool mirror_syncing(struct backend *b);
 struct backend *mirror_leg(struct backend *b, int leg);
 
+/* Encrypts and authenticates every page for @inner (crypt.c; takes it). */
+int backend_crypt_open(struct backend *inner, struct backend **out, char *err, size_t errlen);
+/* Does @cluster of crypt backend @b have a key now? (tests) */
+bool crypt_key_present(struct backend *b, uint64_t cluster);
+
 struct faulty_opts {
 	double read_error_rate;   /* 0..1: each read fails with -EIO */
 	double write_error_rate;

@@ -72,6 +72,17 @@ static int open_faulty(const struct dev_spec *s, struct backend **out, char *err
 	return rc;
 }
 
+static int open_crypt(const struct dev_spec *s, struct backend **out, char *err,
+		      size_t errlen)
+{
+	struct backend *inner;
+	int rc = open_spec(s->inner, &inner, err, errlen);
+
+	if (!rc && (rc = backend_crypt_open(inner, out, err, errlen)))
+		inner->ops->close(inner);
+	return rc;
+}
+
 /* Both inner specs of a mirror or writeback spec, or neither. */
 static int open_pair(const struct dev_spec *s, struct backend **a, struct backend **b,
 		     char *err, size_t errlen)
@@ -127,6 +138,8 @@ static int open_spec(const struct dev_spec *s, struct backend **out, char *err,
 		return open_file(s, out, err, errlen);
 	case DEV_KIND_FAULTY:
 		return open_faulty(s, out, err, errlen);
+	case DEV_KIND_CRYPT:
+		return open_crypt(s, out, err, errlen);
 	case DEV_KIND_MIRROR:
 		return open_mirror(s, out, err, errlen);
 	case DEV_KIND_WRITEBACK:

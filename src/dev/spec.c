@@ -37,6 +37,7 @@ static const char *const kind_names[DEV_KIND_MAX] = {
 	[DEV_KIND_NBD] = "nbd",
 	[DEV_KIND_MIRROR] = "mirror",
 	[DEV_KIND_WRITEBACK] = "writeback",
+	[DEV_KIND_CRYPT] = "crypt",
 };
 
 /* What each kind takes after its size or path, for "unknown option". */
@@ -706,6 +707,29 @@ static int parse_writeback(const char **pos, struct dev_spec *spec, char *field,
 	return rc;
 }
 
+/* "crypt:" SPEC: the rest is the inner spec, whose prio is the device's. */
+static int parse_crypt(const char **pos, struct dev_spec *spec, int depth, char *err,
+		       size_t errlen)
+{
+	int rc;
+
+	if (!*pos || !**pos)
+		return backend_errf(err, errlen, -EINVAL, "crypt needs a spec to encrypt, "
+			    "e.g. crypt:file:/var/swap.img");
+	if (depth >= DEV_SPEC_MAX_FAULTY)
+		return backend_errf(err, errlen, -EINVAL, "wrappers nested more than %d "
+			    "deep", DEV_SPEC_MAX_FAULTY);
+	spec->inner = calloc(1, sizeof(*spec->inner));
+	if (!spec->inner)
+		return backend_errf(err, errlen, -ENOMEM, "out of memory");
+	rc = parse_level(*pos, spec->inner, depth + 1, err, errlen);
+	if (!rc) {
+		spec->prio = spec->inner->prio;
+		spec->prio_set = spec->inner->prio_set;
+	}
+	return rc;
+}
+
 /* "mirror:" ["prio=" N] ":" A "|" B */
 static int parse_mirror(const char **pos, struct dev_spec *spec, char *field,
 			int depth, char *err, size_t errlen)
@@ -750,9 +774,9 @@ static int parse_kind(const char *field, enum dev_kind *kind, char *err, size_t 
 	if (*field == '\0')
 		return backend_errf(err, errlen, -EINVAL, "empty device spec (expected "
 			    "ram:SIZE, zram:SIZE, file:PATH, nbd:URI, faulty:OPTS:SPEC, "
-			    "mirror::SPEC|SPEC or writeback:OPTS:ZRAM|SPEC)");
+			    "mirror::SPEC|SPEC, writeback:OPTS:ZRAM|SPEC or crypt:SPEC)");
 	return backend_errf(err, errlen, -EINVAL, "unknown device kind '%s' (expected "
-		    "ram, zram, file, nbd, faulty, mirror or writeback)", field);
+		    "ram, zram, file, nbd, faulty, mirror, writeback or crypt)", field);
 }
 
 /* One level of a spec into @out (zeroed); recursion only through faulty,
@@ -778,6 +802,8 @@ static int parse_level(const char *s, struct dev_spec *out, int depth,
 		rc = parse_mirror(&pos, out, field, depth, err, errlen);
 	else if (!rc && out->kind == DEV_KIND_WRITEBACK)
 		rc = parse_writeback(&pos, out, field, depth, err, errlen);
+	else if (!rc && out->kind == DEV_KIND_CRYPT)
+		rc = parse_crypt(&pos, out, depth, err, errlen);
 	else if (!rc && out->kind == DEV_KIND_FAULTY)
 		rc = parse_faulty(&pos, out, field, depth, err, errlen);
 	else if (!rc)

@@ -5,7 +5,8 @@
  *
  * Grammar (the public header repeats it for users):
  *
- *   spec    := ram | zram | file | nbd | faulty | mirror | writeback
+ *   spec    := ram | zram | file | nbd | faulty | mirror | writeback | crypt
+ *   crypt   := "crypt:" spec
  *   ram     := "ram:" SIZE [":prio=" N]
  *   zram    := "zram:" SIZE { ":" ("lz4" | "zstd" | "algo=" ALGO | "prio=" N) }
  *   file    := "file:" PATH { ":" ("prio=" N | "discard" | "direct" |
@@ -69,6 +70,7 @@ enum dev_kind {
 	DEV_KIND_NBD,
 	DEV_KIND_MIRROR,
 	DEV_KIND_WRITEBACK,
+	DEV_KIND_CRYPT,
 	DEV_KIND_MAX
 };
 

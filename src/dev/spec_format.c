@@ -138,6 +138,8 @@ static int sb_spec(struct sbuf *b, const struct dev_spec *spec)
 		sb_printf(b, ":");
 		return sb_spec(b, spec->inner);
 	}
+	if (spec->kind == DEV_KIND_CRYPT)
+		return spec->inner ? sb_spec(b, spec->inner) : -EINVAL;
 	if (spec->kind == DEV_KIND_MIRROR || spec->kind == DEV_KIND_WRITEBACK) {
 		const char *sep = "";
 		int rc;
@@ -376,9 +378,11 @@ USWAP_API int uswap_spec_parse(const char *spec, struct uswap_spec_info *out,
 	struct describer desc = { .out = out };
 
 	for (d = &ds; d->kind == DEV_KIND_FAULTY || d->kind == DEV_KIND_MIRROR ||
-		      d->kind == DEV_KIND_WRITEBACK; d = d->inner)
+		      d->kind == DEV_KIND_WRITEBACK || d->kind == DEV_KIND_CRYPT; d = d->inner)
 		if (d->kind == DEV_KIND_FAULTY)
 			describe_faulty(&desc, &d->faulty);
+		else if (d->kind == DEV_KIND_CRYPT)
+			layer_begin(&desc, "crypt");
 		else
 			describe_mirror(&desc, d);
 	describe_device(&desc, d);

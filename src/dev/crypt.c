@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT
+/*
+ * crypt.c - the "crypt" wrapper: every page encrypted and authenticated
+ * before it reaches the inner device, with a key per cluster that exists
+ * only while the cluster holds data (OpenBSD's swap encryption, with the
+ * 2 MiB cluster as the key unit and an authentication tag per page).
+ *
+ * Keys: 32 random bytes per cluster (libsodium's randombytes_buf), made
+ * when the first page is written into an empty cluster and wiped
+ * (sodium_memzero) when its last page is discarded. The swap path tells
+ * this device of every freed slot (free_notify), so freed swap becomes
+ * undecryptable at once. The key table is mmap'd on its own pages, locked
+ * in memory (mlock: never swapped by the kernel, and not ours to swap:
+ * it is the library's own memory) and left out of core dumps
+ * (MADV_DONTDUMP).
+ *
+ * Pages: XChaCha20-Poly1305 (libsodium's crypto_aead_xchacha20poly1305_
+ * ietf, detached), the nonce and the associated data made of (slot,
+ * generation). The generation of a slot counts its writes, so a block
+ * moved to another slot, replayed from an older write, or changed in any
+ * byte fails authentication: the read is -EIO, never data. The 16-byte
+ * tag and the 4-byte generation of each slot live in memory beside the
+ * key table, 20 bytes a slot (5 MiB for 1 GiB of swap); the inner device
+ * holds exactly the ciphertext, page for page.
+ *
+ * Failures: a key table that cannot be allocated or locked fails the
+ * open; a cipher failure fails the I/O with -EIO before anything is
+ * written: plaintext never reaches the inner device. I/O goes through
+ * the synchronous ops (submit runs them at once).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <sodium.h>
+
+#include "dev/dev.h"
+
+#define KEY_BYTES   crypto_aead_xchacha20poly1305_ietf_KEYBYTES
+#define TAG_BYTES   crypto_aead_xchacha20poly1305_ietf_ABYTES
+#define NONCE_BYTES crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
+
+struct crypt_cluster {
+	unsigned char key[KEY_BYTES];
+	uint32_t live;                /* slots holding data; 0: no key */
+	pthread_mutex_t lock;
+};
+
+struct crypt_slot {
+	unsigned char tag[TAG_BYTES];
+	uint32_t gen;                 /* writes so far; 0: never written */
+};
+
+struct crypt_backend {
+	struct backend b;             /* first */
+	struct backend *inner;        /* owned */
+	struct crypt_cluster *cl;     /* locked, not dumped; table_bytes */
+	size_t table_bytes;
+	uint64_t nr_clusters;
+	struct crypt_slot *slot;      /* per slot */
+	unsigned char *live;          /* per slot: holds data (bitmap bytes) */
+	_Atomic uint64_t nr_keys, nr_keys_made, nr_keys_wiped, nr_auth_failed;
+};
+
+static const struct backend_ops crypt_ops;
+
+static inline struct crypt_backend *to_crypt(struct backend *b)
+{
+	return (struct crypt_backend *)b;
+}
+
+static void nonce_of(uint64_t slot, uint32_t gen, unsigned char nonce[NONCE_BYTES],
+		     unsigned char ad[12])
+{
+	memset(nonce, 0, NONCE_BYTES);
+	memcpy(nonce, &slot, sizeof(slot));
+	memcpy(nonce + sizeof(slot), &gen, sizeof(gen));
+	memcpy(ad, &slot, sizeof(slot));
+	memcpy(ad + sizeof(slot), &gen, sizeof(gen));
+}
+
+/* Slot @s now holds data: count it in its cluster, making the cluster's
+ * key if it had none. Context: the slot is the caller's (contract). */
+static void slot_live(struct crypt_backend *cb, uint64_t s)
+{
+	struct crypt_cluster *c = &cb->cl[s / USWAP_CLUSTER_SLOTS];
+
+	if (cb->live[s])
+		return;
+	pthread_mutex_lock(&c->lock);
+	if (c->live++ == 0) {
+		randombytes_buf(c->key, sizeof(c->key));
+		atomic_fetch_add(&cb->nr_keys, 1);
+		atomic_fetch_add(&cb->nr_keys_made, 1);
+	}
+	pthread_mutex_unlock(&c->lock);
+	cb->live[s] = 1;
+}
+
+/* Slot @s holds nothing any more: the last one out wipes the key. */
+static void slot_dead(struct crypt_backend *cb, uint64_t s)
+{
+	struct crypt_cluster *c = &cb->cl[s / USWAP_CLUSTER_SLOTS];
+
+	if (!cb->live[s])
+		return;
+	cb->live[s] = 0;
+	sodium_memzero(cb->slot[s].tag, TAG_BYTES);
+	pthread_mutex_lock(&c->lock);
+	if (--c->live == 0) {
+		sodium_memzero(c->key, sizeof(c->key));
+		atomic_fetch_sub(&cb->nr_keys, 1);
+		atomic_fetch_add(&cb->nr_keys_wiped, 1);
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+static int crypt_write(struct backend *b, uint64_t slot, unsigned int order,
+		       const void *buf)
+{
+	struct crypt_backend *cb = to_crypt(b);
+	size_t len = folio_bytes(order);
+	unsigned char *ct, nonce[NONCE_BYTES], ad[12];
+	int rc = backend_check_io(b, slot, order);
+
+	if (rc)
+		return rc;
+	ct = malloc(len);
+	if (!ct)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < (UINT64_C(1) << order); i++) {
+		uint64_t s = slot + i;
+		struct crypt_cluster *c = &cb->cl[s / USWAP_CLUSTER_SLOTS];
+		unsigned char key[KEY_BYTES];
+
+		slot_live(cb, s);
+		pthread_mutex_lock(&c->lock);
+		memcpy(key, c->key, sizeof(key));
+		pthread_mutex_unlock(&c->lock);
+		cb->slot[s].gen++;
+		nonce_of(s, cb->slot[s].gen, nonce, ad);
+		rc = crypto_aead_xchacha20poly1305_ietf_encrypt_detached(
+			ct + i * USWAP_PAGE_SIZE, cb->slot[s].tag, NULL,
+			(const unsigned char *)buf + i * USWAP_PAGE_SIZE, USWAP_PAGE_SIZE,
+			ad, sizeof(ad), NULL, nonce, key);
+		sodium_memzero(key, sizeof(key));
+		if (rc) {
+			rc = -EIO; /* nothing written: no plaintext goes out */
+			goto out;
+		}
+	}
+	rc = cb->inner->ops->write(cb->inner, slot, order, ct);
+out:
+	free(ct);
+	return rc;
+}
+
+static int crypt_read(struct backend *b, uint64_t slot, unsigned int order, void *buf)
+{
+	struct crypt_backend *cb = to_crypt(b);
+	unsigned char nonce[NONCE_BYTES], ad[12];
+	int rc = backend_check_io(b, slot, order);
+
+	if (rc)
+		return rc;
+	rc = cb->inner->ops->read(cb->inner, slot, order, buf);
+	if (rc)
+		return rc;
+	for (uint64_t i = 0; i < (UINT64_C(1) << order); i++) {
+		uint64_t s = slot + i;
+		struct crypt_cluster *c = &cb->cl[s / USWAP_CLUSTER_SLOTS];
+		unsigned char *page = (unsigned char *)buf + i * USWAP_PAGE_SIZE;
+		unsigned char key[KEY_BYTES];
+		bool live = cb->live[s];
+
+		pthread_mutex_lock(&c->lock);
+		memcpy(key, c->key, sizeof(key));
+		pthread_mutex_unlock(&c->lock);
+		nonce_of(s, cb->slot[s].gen, nonce, ad);
+		rc = live ? crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
+				page, NULL, page, USWAP_PAGE_SIZE, cb->slot[s].tag, ad,
+				sizeof(ad), nonce, key) : -1;
+		sodium_memzero(key, sizeof(key));
+		if (rc) {
+			atomic_fetch_add(&cb->nr_auth_failed, 1);
+			sodium_memzero(buf, folio_bytes(order)); /* nothing that looks valid */
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+static int crypt_discard(struct backend *b, uint64_t slot, uint64_t nr_slots)
+{
+	struct crypt_backend *cb = to_crypt(b);
+	int rc = backend_check_range(b, slot, nr_slots);
+
+	if (rc)
+		return rc;
+	for (uint64_t s = slot; s < slot + nr_slots; s++)
+		slot_dead(cb, s);
+	return cb->inner->ops->discard(cb->inner, slot, nr_slots);
+}
+
+static int crypt_flush(struct backend *b)
+{
+	return to_crypt(b)->inner->ops->flush(to_crypt(b)->inner);
+}
+
+static void crypt_print_stats(struct backend *b, FILE *out)
+{
+	struct crypt_backend *cb = to_crypt(b);
+
+	fprintf(out, "cipher xchacha20poly1305\nkeys %llu\nkeys_made %llu\n"
+		"keys_wiped %llu\nauth_failed %llu\n",
+		(unsigned long long)atomic_load(&cb->nr_keys),
+		(unsigned long long)atomic_load(&cb->nr_keys_made),
+		(unsigned long long)atomic_load(&cb->nr_keys_wiped),
+		(unsigned long long)atomic_load(&cb->nr_auth_failed));
+	if (cb->inner->ops->print_stats)
+		cb->inner->ops->print_stats(cb->inner, out);
+}
+
+static void crypt_close(struct backend *b)
+{
+	struct crypt_backend *cb = to_crypt(b);
+
+	cb->inner->ops->close(cb->inner);
+	for (uint64_t i = 0; i < cb->nr_clusters; i++)
+		pthread_mutex_destroy(&cb->cl[i].lock);
+	sodium_memzero(cb->cl, cb->table_bytes);
+	munlock(cb->cl, cb->table_bytes);
+	munmap(cb->cl, cb->table_bytes);
+	free(cb->slot);
+	free(cb->live);
+	free(cb);
+}
+
+static const struct backend_ops crypt_ops = {
+	.kind = "crypt",
+	.read = crypt_read,
+	.write = crypt_write,
+	.discard = crypt_discard,
+	.flush = crypt_flush,
+	.submit = backend_submit_sync,
+	.reap = backend_reap_sync,
+	.print_stats = crypt_print_stats,
+	.close = crypt_close,
+};
+
+bool crypt_key_present(struct backend *b, uint64_t cluster)
+{
+	struct crypt_backend *cb;
+	bool present;
+
+	if (!b || b->ops != &crypt_ops || cluster >= to_crypt(b)->nr_clusters)
+		return false;
+	cb = to_crypt(b);
+	pthread_mutex_lock(&cb->cl[cluster].lock);
+	present = cb->cl[cluster].live > 0;
+	pthread_mutex_unlock(&cb->cl[cluster].lock);
+	return present;
+}
+
+int backend_crypt_open(struct backend *inner, struct backend **out, char *err, size_t errlen)
+{
+	struct crypt_backend *cb;
+
+	if (sodium_init() < 0)
+		return backend_errf(err, errlen, -EIO, "crypt: libsodium did not start");
+	cb = calloc(1, sizeof(*cb));
+	if (!cb)
+		return backend_errf(err, errlen, -ENOMEM, "crypt: out of memory");
+	cb->inner = inner;
+	cb->nr_clusters = (inner->nr_slots + USWAP_CLUSTER_SLOTS - 1) / USWAP_CLUSTER_SLOTS;
+	cb->table_bytes = cb->nr_clusters * sizeof(*cb->cl);
+	cb->cl = mmap(NULL, cb->table_bytes, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (cb->cl == MAP_FAILED) {
+		free(cb);
+		return backend_errf(err, errlen, -ENOMEM, "crypt: cannot map the key table");
+	}
+	if (mlock(cb->cl, cb->table_bytes)) {
+		int e = errno;
+		size_t bytes = cb->table_bytes;
+
+		munmap(cb->cl, bytes);
+		free(cb);
+		return backend_errf(err, errlen, -e, "crypt: cannot lock the key table in "
+				    "memory (%zu bytes; RLIMIT_MEMLOCK?): %s", bytes, strerror(e));
+	}
+	(void)madvise(cb->cl, cb->table_bytes, MADV_DONTDUMP);
+	cb->slot = calloc(inner->nr_slots, sizeof(*cb->slot));
+	cb->live = calloc(inner->nr_slots, 1);
+	if (!cb->slot || !cb->live) {
+		free(cb->slot);
+		free(cb->live);
+		munlock(cb->cl, cb->table_bytes);
+		munmap(cb->cl, cb->table_bytes);
+		free(cb);
+		return backend_errf(err, errlen, -ENOMEM, "crypt: out of memory for the "
+				    "tags of %llu slots", (unsigned long long)inner->nr_slots);
+	}
+	for (uint64_t i = 0; i < cb->nr_clusters; i++)
+		pthread_mutex_init(&cb->cl[i].lock, NULL);
+	cb->b.ops = &crypt_ops;
+	cb->b.nr_slots = inner->nr_slots;
+	cb->b.first_slot = inner->first_slot;
+	cb->b.bad_slots = NULL;
+	cb->b.is_file = inner->is_file;
+	cb->b.discard_clusters = inner->discard_clusters;
+	cb->b.free_notify = true; /* every freed slot: its key count drops */
+	snprintf(cb->b.name, sizeof(cb->b.name), "crypt:%.56s", inner->name);
+	*out = &cb->b;
+	return 0;
+}

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: the crypt wrapper (src/dev/crypt.c) under the swap path:
+ * folios round-trip on ram, zram and a file; the file holds no plaintext;
+ * a flipped byte, two slots' blocks swapped, and an older block replayed
+ * each read as -EIO (counted), never as data; a cluster's key exists only
+ * while the cluster holds pages and is gone once its last page is freed,
+ * after which the old ciphertext does not decrypt with any key still
+ * held (its slot reads -EIO even with a key made anew).
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dev/backend.h"
+#include "t_dev.h"
+
+#define N 64
+
+static unsigned char pages[N][USWAP_PAGE_SIZE], back[USWAP_PAGE_SIZE];
+static uswap_entry_t entry[N];
+
+static struct backend *swapon_spec_b(struct uswap *u, const char *spec, int *type)
+{
+	struct uswap_backend *ub;
+	char err[512];
+	int prio;
+
+	if (uswap_backend_open(spec, &ub, &prio, err, sizeof(err)))
+		fail_msg("open %s: %s", spec, err);
+	struct uswap_swapon_args a = { .prio = prio, .backend = ub };
+
+	*type = uswap_swapon(u, &a);
+	t_true(*type >= 0);
+	return (struct backend *)ub;
+}
+
+static void round_trip(const char *spec)
+{
+	struct uswap *u = t_create(2, 0);
+	uint64_t seed = 1;
+	int type;
+
+	swapon_spec_b(u, spec, &type);
+	for (unsigned int i = 0; i < N; i++) {
+		t_fill_page(pages[i], T_PAGE_TEXT, &seed);
+		t_eq(uswap_swap_out(u, pages[i], 0, 0, &entry[i]), 0);
+	}
+	for (unsigned int i = 0; i < N; i++) {
+		t_eq(uswap_swap_in(u, entry[i], 0, back), 0);
+		t_assert_same_bytes(back, pages[i], USWAP_PAGE_SIZE, spec);
+		t_eq(uswap_swap_free(u, entry[i], 0), 0);
+	}
+	t_eq_u64(t_total_inuse(u), 0);
+	uswap_destroy(u);
+}
+
+/* A mkswap'd file of 16 MiB written in full (swapon refuses holes), in a
+ * fresh directory under /tmp, as a crypt spec; NULL without mkswap. */
+static char *crypt_file(char *spec, size_t len, char **path)
+{
+	static char dir[64];
+	char cmd[256];
+	int fd;
+
+	snprintf(dir, sizeof(dir), "/tmp/uswap-crypt-XXXXXX");
+	t_true(mkdtemp(dir) != NULL);
+	*path = malloc(96);
+	snprintf(*path, 96, "%s/swap", dir);
+	fd = open(*path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	t_true(fd >= 0);
+	memset(back, 0, sizeof(back));
+	for (int i = 0; i < 4096; i++)
+		t_eq(write(fd, back, sizeof(back)), (long)sizeof(back));
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "PATH=$PATH:/sbin:/usr/sbin mkswap -q %s >/dev/null 2>&1",
+		 *path);
+	if (system(cmd) != 0) {
+		unlink(*path);
+		rmdir(dir);
+		free(*path);
+		return NULL;
+	}
+	snprintf(spec, len, "crypt:file:%s", *path);
+	return spec;
+}
+
+static void remove_file(char *path)
+{
+	char *slash = strrchr(path, '/');
+
+	unlink(path);
+	*slash = '\0';
+	rmdir(path);
+	free(path);
+}
+
+static void test_crypt_round_trips_on_ram_zram_and_a_file(void **state)
+{
+	char spec[256], *path;
+
+	round_trip("crypt:ram:16M");
+	round_trip("crypt:zram:16M");
+	if (!crypt_file(spec, sizeof(spec), &path)) {
+		t_skip("mkswap not installed");
+		return;
+	}
+	round_trip(spec);
+	remove_file(path);
+}
+
+static void file_rw(const char *path, uint64_t slot, void *buf, bool write)
+{
+	int fd = open(path, O_RDWR);
+	ssize_t n;
+
+	t_true(fd >= 0);
+	n = write ? pwrite(fd, buf, USWAP_PAGE_SIZE, (off_t)(slot * USWAP_PAGE_SIZE))
+		  : pread(fd, buf, USWAP_PAGE_SIZE, (off_t)(slot * USWAP_PAGE_SIZE));
+	t_eq(n, USWAP_PAGE_SIZE);
+	fsync(fd);
+	close(fd);
+}
+
+/* One figure of uswap_device_print_stats() ("key value" lines). */
+static uint64_t stat_of(struct uswap *u, int type, const char *key)
+{
+	char *text = NULL, *at;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	uint64_t v = UINT64_MAX;
+
+	t_eq(uswap_device_print_stats(u, type, m), 0);
+	fclose(m);
+	for (at = text; at && *at; at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL)
+		if (!strncmp(at, key, strlen(key)) && at[strlen(key)] == ' ')
+			v = strtoull(at + strlen(key) + 1, NULL, 10);
+	free(text);
+	return v;
+}
+
+static bool holds(const unsigned char *block, const unsigned char *page)
+{
+	return memmem(block, USWAP_PAGE_SIZE, page + 100, 64) != NULL;
+}
+
+static void test_tampered_moved_and_replayed_blocks_read_as_eio(void **state)
+{
+	unsigned char a[USWAP_PAGE_SIZE], b2[USWAP_PAGE_SIZE], old[USWAP_PAGE_SIZE];
+	char spec[256], *path;
+	struct uswap *u;
+	struct backend *be;
+	uint64_t seed = 2, sa, sb;
+	int type;
+
+	if (!crypt_file(spec, sizeof(spec), &path)) {
+		t_skip("mkswap not installed");
+		return;
+	}
+	u = t_create(1, 0);
+	be = swapon_spec_b(u, spec, &type);
+	for (unsigned int i = 0; i < 4; i++) {
+		t_fill_page(pages[i], T_PAGE_TEXT, &seed);
+		t_eq(uswap_swap_out(u, pages[i], 0, 0, &entry[i]), 0);
+	}
+	sa = uswap_entry_offset(entry[0]);
+	sb = uswap_entry_offset(entry[1]);
+	file_rw(path, sa, a, false);
+	t_true(!holds(a, pages[0])); /* ciphertext on the file, not the page */
+
+	/* 1. a flipped byte */
+	a[1000] ^= 1;
+	file_rw(path, sa, a, true);
+	t_eq(uswap_swap_in(u, entry[0], 0, back), -EIO);
+	a[1000] ^= 1;
+	file_rw(path, sa, a, true);
+	t_eq(uswap_swap_in(u, entry[0], 0, back), 0);
+	t_assert_same_bytes(back, pages[0], USWAP_PAGE_SIZE, "restored");
+
+	/* 2. slot 1's block written over slot 0's */
+	file_rw(path, sb, b2, false);
+	file_rw(path, sa, b2, true);
+	t_eq(uswap_swap_in(u, entry[0], 0, back), -EIO);
+	file_rw(path, sa, a, true);
+
+	/* 3. an older block of the same slot, replayed */
+	file_rw(path, sb, old, false);
+	t_eq(be->ops->write(be, sb, 0, pages[3]), 0); /* a newer write there */
+	file_rw(path, sb, old, true);
+	t_eq(uswap_swap_in(u, entry[1], 0, back), -EIO);
+	t_eq(be->ops->write(be, sb, 0, pages[1]), 0); /* put it right */
+	t_eq(uswap_swap_in(u, entry[1], 0, back), 0);
+	t_assert_same_bytes(back, pages[1], USWAP_PAGE_SIZE, "rewritten");
+
+	t_eq_u64(stat_of(u, type, "auth_failed"), 3); /* one per attack */
+	for (unsigned int i = 0; i < 4; i++)
+		t_eq(uswap_swap_free(u, entry[i], 0), 0);
+	uswap_destroy(u);
+	remove_file(path);
+}
+
+/* The key lives while its cluster holds pages; freeing the last one wipes
+ * it, and the old ciphertext does not read back under a new key. */
+static void test_a_freed_cluster_loses_its_key(void **state)
+{
+	struct uswap *u = t_create(1, 0);
+	struct backend *be;
+	uint64_t seed = 3, cluster, slot;
+	int type;
+
+	be = swapon_spec_b(u, "crypt:ram:16M", &type);
+	for (unsigned int i = 0; i < N; i++) {
+		t_fill_page(pages[i], T_PAGE_TEXT, &seed);
+		t_eq(uswap_swap_out(u, pages[i], 0, 0, &entry[i]), 0);
+	}
+	slot = uswap_entry_offset(entry[0]);
+	cluster = slot / USWAP_CLUSTER_SLOTS;
+	for (unsigned int i = 0; i < N; i++)
+		t_eq_u64(uswap_entry_offset(entry[i]) / USWAP_CLUSTER_SLOTS, cluster);
+	t_true(crypt_key_present(be, cluster));
+	for (unsigned int i = 0; i + 1 < N; i++)
+		t_eq(uswap_swap_free(u, entry[i], 0), 0);
+	t_true(crypt_key_present(be, cluster)); /* one page left */
+	t_eq(uswap_swap_free(u, entry[N - 1], 0), 0);
+	t_true(!crypt_key_present(be, cluster));
+	/* The old ciphertext is still in the ram device: no key reads it. */
+	t_eq(be->ops->read(be, slot, 0, back), -EIO);
+	t_eq(be->ops->write(be, slot + 1, 0, pages[1]), 0); /* a new key for the cluster */
+	t_true(crypt_key_present(be, cluster));
+	t_eq(be->ops->read(be, slot, 0, back), -EIO);
+	t_eq(be->ops->discard(be, slot + 1, 1), 0);
+	t_true(!crypt_key_present(be, cluster));
+	uswap_destroy(u);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crypt_round_trips_on_ram_zram_and_a_file),
+		cmocka_unit_test(test_tampered_moved_and_replayed_blocks_read_as_eio),
+		cmocka_unit_test(test_a_freed_cluster_loses_its_key),
+	};
+	return t_run(tests);
+}
