@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Description: the crypt wrapper (src/dev/crypt.c) under the swap path:
- * folios round-trip on ram, zram and a file; the file holds no plaintext;
+ * folios round-trip on ram, zram, a file and an NBD export (nbdkit, when
+ * installed); the file holds no plaintext;
  * a flipped byte, two slots' blocks swapped, and an older block replayed
  * each read as -EIO (counted), never as data; a cluster's key exists only
  * while the cluster holds pages and is gone once its last page is freed,
@@ -101,7 +102,7 @@ static void remove_file(char *path)
 	free(path);
 }
 
-static void test_crypt_round_trips_on_ram_zram_and_a_file(void **state)
+static void test_crypt_round_trips_on_ram_zram_a_file_and_nbd(void **state)
 {
 	char spec[256], *path;
 
@@ -113,6 +114,14 @@ static void test_crypt_round_trips_on_ram_zram_and_a_file(void **state)
 	}
 	round_trip(spec);
 	remove_file(path);
+	if (t_have_nbdkit()) { /* and over the network tier */
+		struct t_nbdkit srv = { 0 };
+
+		t_nbdkit_start(&srv, "64M", false);
+		snprintf(spec, sizeof(spec), "crypt:%s", srv.uri);
+		round_trip(spec);
+		t_nbdkit_stop(&srv);
+	}
 }
 
 static void file_rw(const char *path, uint64_t slot, void *buf, bool write)
@@ -242,7 +251,7 @@ static void test_a_freed_cluster_loses_its_key(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_crypt_round_trips_on_ram_zram_and_a_file),
+		cmocka_unit_test(test_crypt_round_trips_on_ram_zram_a_file_and_nbd),
 		cmocka_unit_test(test_tampered_moved_and_replayed_blocks_read_as_eio),
 		cmocka_unit_test(test_a_freed_cluster_loses_its_key),
 	};
