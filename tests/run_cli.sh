@@ -6,7 +6,7 @@
 # swapped-out pages, read(2)/write(2) on swapped-out buffers, threads),
 # sort -S whose output must be byte-identical to sort's without uswap,
 # python3 building, forking and checksumming a structure; zram over an
-# NBD export (nbdkit) as tiers; uswap status on
+# NBD export (nbdkit) as tiers; an encrypted device; uswap status on
 # a live program (owner-only socket, a dead one's removed); then the exit
 # status passthrough, SIGTERM, --json, and bad input (CMD not found is
 # 127, a bad --device or --limit is 2 and nothing starts).
@@ -172,6 +172,26 @@ assert nbd > 8192, "the export below zram holds %d KiB: %s" % (nbd, d["devices"]
 	kill "$(cat "$dir/nbd.pid")"
 fi
 
+# 3c. An encrypted device under a real program: every byte back.
+if [ -x /usr/bin/python3 ]; then
+	"$uswap" run --limit 16M --device crypt:ram:128M --json "$dir/crypt.json" -- \
+		/usr/bin/python3 -c '
+import hashlib, os, sys
+data = os.urandom(40 << 20)
+h = hashlib.sha256(data).digest()
+more = os.urandom(40 << 20)
+assert hashlib.sha256(data).digest() == h, "data changed on swap"
+print("crypt: ok", len(more))
+sys.stdout.flush()
+os._exit(0)' > "$dir/crypt.out" 2>&1 || fail "crypt: $(cat "$dir/crypt.out")"
+	grep -q "^crypt: ok" "$dir/crypt.out" || fail "crypt: $(cat "$dir/crypt.out")"
+	/usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert sum(d["swpout"]) > 8192 and d["devices"][0]["name"].startswith("crypt:"), d' \
+		"$dir/crypt.json" || fail "crypt: $(cat "$dir/crypt.json")"
+fi
+
 # 4. uswap status: a live program's state, owner-only, stale sockets removed.
 if command -v python3 > /dev/null; then
 	XDG_RUNTIME_DIR="$dir/xdg" "$uswap" run --limit 16M -- python3 -c '
@@ -291,4 +311,4 @@ if command -v mkswap > /dev/null || [ -x /usr/sbin/mkswap ]; then
 	grep -q "in use" "$dir/twice.err" || fail "same file twice: $(cat "$dir/twice.err")"
 	[ ! -e "$dir/started" ] || fail "CMD started although a device was refused"
 fi
-echo "ok: helper modes, realloc fallback, sort, python3, zram over nbd, exit status, SIGTERM, --json, bad input"
+echo "ok: helper modes, realloc fallback, sort, python3, zram over nbd, crypt, exit status, SIGTERM, --json, bad input"

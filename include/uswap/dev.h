@@ -222,7 +222,8 @@ USWAP_API int uswap_header_read_file(const char *path, struct uswap_header_info 
  *                                      idle=SECONDS, huge (incompressible),
  *                                      budget=SIZE (zram memory), prio=N
  *   crypt:INNER                        every page encrypted and authenticated
- *                                      (AES-256-GCM) with a key per
+ *                                      (AES-256-GCM or XChaCha20-Poly1305,
+ *                                      libsodium) with a key per
  *                                      cluster, wiped when it empties
  *   faulty:OPTS:INNER                  fault injection around INNER (any
  *                                      spec); OPTS is comma-separated

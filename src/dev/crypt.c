@@ -5,24 +5,20 @@
  * only while the cluster holds data (OpenBSD's swap encryption, with the
  * 2 MiB cluster as the key unit and an authentication tag per page).
  *
- * Keys: 32 random bytes per cluster (OpenSSL's RAND_bytes), made when the
- * first page is written into an empty cluster and wiped (OPENSSL_cleanse)
- * when its last page is discarded. The swap path tells
+ * Keys: 32 random bytes per cluster (libsodium's randombytes_buf), made
+ * when the first page is written into an empty cluster and wiped
+ * (sodium_memzero) when its last page is discarded. The swap path tells
  * this device of every freed slot (free_notify), so freed swap becomes
  * undecryptable at once. The key table is mmap'd on its own pages, locked
  * in memory (mlock: never swapped by the kernel, and not ours to swap:
  * it is the library's own memory) and left out of core dumps
  * (MADV_DONTDUMP).
  *
- * Pages: AES-256-GCM (OpenSSL 3's EVP, one cipher context per thread),
- * the 12-byte nonce and the associated data made of (slot, generation).
- * Chosen by speed on this machine (docs/benchmarks.md): on 4 KiB pages
- * OpenSSL's AES-256-GCM ran at 3.5 GB/s and ChaCha20-Poly1305 at 3.6,
- * libsodium's XChaCha20-Poly1305 at 1.3 and its AES-256-GCM at 2.1; AES
- * has the hardware here (AES-NI, VAES), and with a fresh random key per
- * cluster and a generation per slot the 96-bit nonce never repeats under
- * one key, so XChaCha's longer nonce buys nothing. The generation of a slot counts its writes, so a block
- * moved to another slot, replayed from an older write, or changed in any
+ * Pages: AES-256-GCM where the CPU has AES instructions, else
+ * XChaCha20-Poly1305, both libsodium's (detached tags); the nonce and the
+ * associated data are made of (slot, generation). The generation of a
+ * slot counts its writes, so a block moved to another slot, replayed from
+ * an older write, or changed in any
  * byte fails authentication: the read is -EIO, never data. The 16-byte
  * tag and the 4-byte generation of each slot live in memory beside the
  * key table, 20 bytes a slot (5 MiB for 1 GiB of swap); the inner device
@@ -40,15 +36,13 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/rand.h>
+#include <sodium.h>
 
 #include "dev/dev.h"
 
 #define KEY_BYTES   32
 #define TAG_BYTES   16
-#define NONCE_BYTES 12 /* (slot, generation) */
+#define NONCE_BYTES crypto_aead_xchacha20poly1305_ietf_NPUBBYTES /* the longer */
 
 struct crypt_cluster {
 	unsigned char key[KEY_BYTES];
@@ -79,70 +73,48 @@ static inline struct crypt_backend *to_crypt(struct backend *b)
 	return (struct crypt_backend *)b;
 }
 
+/* (slot, generation), zero-padded: AES-GCM reads its first 12 bytes. */
 static void nonce_of(uint64_t slot, uint32_t gen, unsigned char nonce[NONCE_BYTES])
 {
+	memset(nonce, 0, NONCE_BYTES);
 	memcpy(nonce, &slot, sizeof(slot));
 	memcpy(nonce + sizeof(slot), &gen, sizeof(gen));
 }
 
-/* One cipher context per thread, freed when the thread ends. */
-static pthread_key_t ctx_key;
-static pthread_once_t ctx_once = PTHREAD_ONCE_INIT;
+#define AD_BYTES 12 /* the (slot, generation) part of the nonce, authenticated */
 
-static void ctx_free(void *ctx)
-{
-	EVP_CIPHER_CTX_free(ctx);
-}
+/*
+ * Why libsodium and not OpenSSL, although OpenSSL is faster here
+ * (docs/benchmarks.md): under `uswap run` this code runs in the pager's
+ * threads, and must not touch memory the program allocated, which lives
+ * in the swapped heap: a pager thread that faults on it waits for itself.
+ * OpenSSL keeps process-wide state (its library context, cipher caches)
+ * that the program may have made first (Python's hashlib does), so a
+ * pager thread using it hung; libsodium's AEAD functions touch only the
+ * stack and their arguments.
+ */
+static bool use_aes;
 
-static void ctx_key_make(void)
-{
-	(void)pthread_key_create(&ctx_key, ctx_free);
-}
-
-static EVP_CIPHER_CTX *thread_ctx(void)
-{
-	EVP_CIPHER_CTX *ctx;
-
-	pthread_once(&ctx_once, ctx_key_make);
-	ctx = pthread_getspecific(ctx_key);
-	if (!ctx && (ctx = EVP_CIPHER_CTX_new()) && pthread_setspecific(ctx_key, ctx)) {
-		EVP_CIPHER_CTX_free(ctx);
-		ctx = NULL;
-	}
-	return ctx;
-}
-
-/* Seal one page: @out (may be @in) gets the ciphertext, @tag its tag; the
- * nonce doubles as associated data. Return: 0, -1 (the library failed). */
+/* Seal one page: @out gets the ciphertext, @tag its tag. Return: 0, -1. */
 static int seal_page(const unsigned char *key, const unsigned char nonce[NONCE_BYTES],
 		     const unsigned char *in, unsigned char *out, unsigned char *tag)
 {
-	EVP_CIPHER_CTX *ctx = thread_ctx();
-	int len, fin;
-
-	if (!ctx || EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, nonce) != 1 ||
-	    EVP_EncryptUpdate(ctx, NULL, &len, nonce, NONCE_BYTES) != 1 ||
-	    EVP_EncryptUpdate(ctx, out, &len, in, USWAP_PAGE_SIZE) != 1 ||
-	    EVP_EncryptFinal_ex(ctx, out + len, &fin) != 1 || len + fin != USWAP_PAGE_SIZE ||
-	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, TAG_BYTES, tag) != 1)
-		return -1;
-	return 0;
+	if (use_aes)
+		return crypto_aead_aes256gcm_encrypt_detached(out, tag, NULL, in,
+				USWAP_PAGE_SIZE, nonce, AD_BYTES, NULL, nonce, key);
+	return crypto_aead_xchacha20poly1305_ietf_encrypt_detached(out, tag, NULL, in,
+			USWAP_PAGE_SIZE, nonce, AD_BYTES, NULL, nonce, key);
 }
 
-/* Open one page in place. Return: 0, -1 (not authentic, or a failure). */
+/* Open one page in place. Return: 0, -1 (not authentic). */
 static int open_page(const unsigned char *key, const unsigned char nonce[NONCE_BYTES],
 		     unsigned char *page, const unsigned char *tag)
 {
-	EVP_CIPHER_CTX *ctx = thread_ctx();
-	int len, fin;
-
-	if (!ctx || EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, nonce) != 1 ||
-	    EVP_DecryptUpdate(ctx, NULL, &len, nonce, NONCE_BYTES) != 1 ||
-	    EVP_DecryptUpdate(ctx, page, &len, page, USWAP_PAGE_SIZE) != 1 ||
-	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, TAG_BYTES, (void *)tag) != 1 ||
-	    EVP_DecryptFinal_ex(ctx, page + len, &fin) <= 0)
-		return -1;
-	return 0;
+	if (use_aes)
+		return crypto_aead_aes256gcm_decrypt_detached(page, NULL, page,
+				USWAP_PAGE_SIZE, tag, nonce, AD_BYTES, nonce, key);
+	return crypto_aead_xchacha20poly1305_ietf_decrypt_detached(page, NULL, page,
+			USWAP_PAGE_SIZE, tag, nonce, AD_BYTES, nonce, key);
 }
 
 /* Slot @s now holds data: count it in its cluster, making the cluster's
@@ -157,12 +129,9 @@ static int slot_live(struct crypt_backend *cb, uint64_t s)
 		return 0;
 	pthread_mutex_lock(&c->lock);
 	if (c->live == 0) {
-		if (RAND_bytes(c->key, sizeof(c->key)) != 1) {
-			rc = -EIO;
-		} else {
-			atomic_fetch_add(&cb->nr_keys, 1);
-			atomic_fetch_add(&cb->nr_keys_made, 1);
-		}
+		randombytes_buf(c->key, sizeof(c->key));
+		atomic_fetch_add(&cb->nr_keys, 1);
+		atomic_fetch_add(&cb->nr_keys_made, 1);
 	}
 	if (!rc)
 		c->live++;
@@ -180,10 +149,10 @@ static void slot_dead(struct crypt_backend *cb, uint64_t s)
 	if (!cb->live[s])
 		return;
 	cb->live[s] = 0;
-	OPENSSL_cleanse(cb->slot[s].tag, TAG_BYTES);
+	sodium_memzero(cb->slot[s].tag, TAG_BYTES);
 	pthread_mutex_lock(&c->lock);
 	if (--c->live == 0) {
-		OPENSSL_cleanse(c->key, sizeof(c->key));
+		sodium_memzero(c->key, sizeof(c->key));
 		atomic_fetch_sub(&cb->nr_keys, 1);
 		atomic_fetch_add(&cb->nr_keys_wiped, 1);
 	}
@@ -218,7 +187,7 @@ static int crypt_write(struct backend *b, uint64_t slot, unsigned int order,
 		nonce_of(s, cb->slot[s].gen, nonce);
 		rc = seal_page(key, nonce, (const unsigned char *)buf + i * USWAP_PAGE_SIZE,
 			       ct + i * USWAP_PAGE_SIZE, cb->slot[s].tag);
-		OPENSSL_cleanse(key, sizeof(key));
+		sodium_memzero(key, sizeof(key));
 		if (rc) {
 			rc = -EIO; /* nothing written: no plaintext goes out */
 			goto out;
@@ -253,10 +222,10 @@ static int crypt_read(struct backend *b, uint64_t slot, unsigned int order, void
 		pthread_mutex_unlock(&c->lock);
 		nonce_of(s, cb->slot[s].gen, nonce);
 		rc = live ? open_page(key, nonce, page, cb->slot[s].tag) : -1;
-		OPENSSL_cleanse(key, sizeof(key));
+		sodium_memzero(key, sizeof(key));
 		if (rc) {
 			atomic_fetch_add(&cb->nr_auth_failed, 1);
-			OPENSSL_cleanse(buf, folio_bytes(order)); /* nothing that looks valid */
+			sodium_memzero(buf, folio_bytes(order)); /* nothing that looks valid */
 			return -EIO;
 		}
 	}
@@ -284,8 +253,9 @@ static void crypt_print_stats(struct backend *b, FILE *out)
 {
 	struct crypt_backend *cb = to_crypt(b);
 
-	fprintf(out, "cipher aes-256-gcm\nkeys %llu\nkeys_made %llu\n"
+	fprintf(out, "cipher %s\nkeys %llu\nkeys_made %llu\n"
 		"keys_wiped %llu\nauth_failed %llu\n",
+		use_aes ? "aes-256-gcm" : "xchacha20-poly1305",
 		(unsigned long long)atomic_load(&cb->nr_keys),
 		(unsigned long long)atomic_load(&cb->nr_keys_made),
 		(unsigned long long)atomic_load(&cb->nr_keys_wiped),
@@ -301,7 +271,7 @@ static void crypt_close(struct backend *b)
 	cb->inner->ops->close(cb->inner);
 	for (uint64_t i = 0; i < cb->nr_clusters; i++)
 		pthread_mutex_destroy(&cb->cl[i].lock);
-	OPENSSL_cleanse(cb->cl, cb->table_bytes);
+	sodium_memzero(cb->cl, cb->table_bytes);
 	munlock(cb->cl, cb->table_bytes);
 	munmap(cb->cl, cb->table_bytes);
 	free(cb->slot);
@@ -339,6 +309,9 @@ int backend_crypt_open(struct backend *inner, struct backend **out, char *err, s
 {
 	struct crypt_backend *cb;
 
+	if (sodium_init() < 0)
+		return backend_errf(err, errlen, -EIO, "crypt: libsodium did not start");
+	use_aes = crypto_aead_aes256gcm_is_available();
 	cb = calloc(1, sizeof(*cb));
 	if (!cb)
 		return backend_errf(err, errlen, -ENOMEM, "crypt: out of memory");
