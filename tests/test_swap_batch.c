@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * Description: the batched swap path (src/swap/swap_out.c, swap_in.c,
- * io.c): uswap_swap_out_batch() and uswap_swap_in_batch() round-trip
+ * swapq.c): uswap_swap_out_batch() and uswap_swap_in_batch() round-trip
  * folios of mixed orders byte-identical on every backend kind, a file's
  * batch really goes through io_uring, a batch where some writes fail
  * stores every folio elsewhere, a batch where some reads fail answers
  * -EIO for exactly those folios, each swapped-out folio costs two
- * cluster-lock round trips, and bad arguments change nothing.
+ * cluster-lock round trips, and bad arguments change nothing. Swap
+ * queues (uswap_swapq_*) keep a file's requests in flight across calls,
+ * answer as the batch calls do, and swapoff waits for a read in flight.
  */
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "alloc/alloc.h"
 #include "dev/backend.h"
 #include "dev/file.h"
 #include "t_dev.h"
@@ -291,6 +295,145 @@ static void test_batch_bad_arguments_change_nothing(void **state)
 	uswap_destroy(u);
 }
 
+/* Swap-outs and swap-ins stay in flight on an io_uring file between
+ * calls (a file's completions run only when someone reaps), a full queue
+ * takes nothing more, and every answer comes back exactly once. */
+static void test_queue_keeps_requests_in_flight_across_calls(void **state)
+{
+	struct backend *be = t_backend_open(T_FILE_URING, DEV_SLOTS, false);
+	struct uswap_swap_io extra = { .pages = NULL }, *done[NR];
+	struct uswap *u = t_create(2, 0);
+	int type = swapon_backend(u, be, 0);
+	struct file_backend_info fi;
+	struct uswap_swapq *q;
+	unsigned int seen = 0;
+	struct batch b;
+	int got;
+
+	t_eq(uswap_swapq_create(u, NR, &q), 0);
+	batch_make(&b, 31);
+	extra.pages = b.want[0];
+	t_eq(uswap_swapq_out(q, b.io, NR, 0), NR);
+	t_eq(uswap_swapq_pending(q), NR);
+	t_eq(uswap_swapq_space(q), 0);
+	t_eq(uswap_swapq_out(q, &extra, 1, 0), 0); /* full: nothing taken */
+	if (file_backend_info(be, &fi) == 0 && fi.uring)
+		t_true(atomic_load(&u->devs[type]->io_inflight) > 0);
+	while (seen < NR) {
+		got = uswap_swapq_reap(q, 1, done, NR);
+		t_true(got >= 1);
+		for (int i = 0; i < got; i++) {
+			t_true(done[i] >= b.io && done[i] < b.io + NR);
+			t_eq(done[i]->result, 0);
+		}
+		seen += (unsigned int)got;
+	}
+	t_eq(uswap_swapq_pending(q), 0);
+	t_eq(uswap_swapq_reap(q, 1, done, NR), 0); /* nothing outstanding */
+	t_eq_u64(atomic_load(&u->devs[type]->io_inflight), 0);
+	for (unsigned int i = 0; i < NR; i++)
+		for (unsigned int j = 0; j < i; j++)
+			t_true(b.io[j].entry.val != b.io[i].entry.val);
+
+	batch_for_swap_in(&b);
+	t_eq(uswap_swapq_in(q, b.io, NR), NR);
+	t_eq(uswap_swapq_reap(q, NR, done, NR), NR);
+	for (unsigned int i = 0; i < NR; i++) {
+		t_eq(b.io[i].result, 0);
+		t_assert_same_bytes(b.got[i], b.want[i], folio_bytes(b.io[i].order), "queued");
+	}
+	if (file_backend_info(be, &fi) == 0 && fi.uring)
+		t_eq_u64(fi.async_submitted, 2 * NR);
+	uswap_swapq_destroy(q);
+	batch_free_slots(u, &b);
+	t_eq_u64(t_total_inuse(u), 0);
+	t_check(u);
+	uswap_destroy(u);
+	batch_free(&b);
+}
+
+/* A queue answers as the batch calls do: writes failing on the first
+ * device are stored below, an entry not in use is -ENOENT, and bad
+ * arguments take nothing. */
+static void test_queue_answers_as_the_batch_calls(void **state)
+{
+	struct faulty_opts fo = { .write_error_rate = 1.0, .seed = t_env_seed() };
+	struct uswap *u = t_create(2, 0);
+	int bad = swapon_backend(u, faulty_ram(&fo), 10);
+	int good = swapon_backend(u, t_backend_open(T_RAM, DEV_SLOTS, false), 0);
+	struct uswap_swap_io *done[NR], nopage = { .pages = NULL };
+	struct uswap_swapq *q;
+	struct batch b;
+
+	t_eq(uswap_swapq_create(u, 0, &q), -EINVAL);
+	t_eq(uswap_swapq_create(u, 4097, &q), -EINVAL);
+	t_eq(uswap_swapq_create(NULL, 8, &q), -EINVAL);
+	t_eq(uswap_swapq_create(u, 16, &q), 0);
+	t_eq(uswap_swapq_out(q, &nopage, 1, 0), -EINVAL);
+	t_eq(uswap_swapq_in(q, &nopage, 1), -EINVAL);
+	t_eq(uswap_swapq_out(NULL, &nopage, 1, 0), -EINVAL);
+	t_eq(uswap_swapq_reap(q, 0, NULL, 1), -EINVAL);
+	t_eq(uswap_swapq_pending(q), 0);
+
+	batch_make(&b, 13);
+	for (unsigned int i = 0; i < NR; i += 16) {
+		t_eq(uswap_swapq_out(q, b.io + i, 16, 0), 16);
+		t_eq(uswap_swapq_reap(q, 16, done, 16), 16);
+	}
+	for (unsigned int i = 0; i < NR; i++) {
+		t_eq(b.io[i].result, 0);
+		t_eq(uswap_entry_type(b.io[i].entry), (unsigned int)good);
+	}
+	t_true(t_info(u, bad).write_errors > 0);
+	t_eq_u64(t_info(u, bad).inuse, 0);
+
+	t_eq(uswap_swap_free(u, b.io[1].entry, b.io[1].order), 0);
+	batch_for_swap_in(&b);
+	t_eq(uswap_swapq_in(q, b.io, 3), 3);
+	t_eq(uswap_swapq_reap(q, 3, done, NR), 3);
+	t_eq(b.io[0].result, 0);
+	t_eq(b.io[1].result, -ENOENT);
+	t_eq(b.io[2].result, 0);
+	t_assert_same_bytes(b.got[2], b.want[2], folio_bytes(b.io[2].order), "queued in");
+	uswap_swapq_destroy(q);
+	for (unsigned int i = 0; i < NR; i++)
+		if (i != 1)
+			t_eq(uswap_swap_free(u, b.io[i].entry, b.io[i].order), 0);
+	t_eq_u64(t_total_inuse(u), 0);
+	uswap_destroy(u);
+	batch_free(&b);
+}
+
+/* A read in flight on a device whose last entry is freed meanwhile:
+ * swapoff completes the read before the backend goes, and the queue's
+ * later reap finds it answered with the data, touching nothing freed
+ * (ASan). */
+static void test_swapoff_waits_for_a_read_in_flight(void **state)
+{
+	unsigned char *want = t_buf_alloc(folio_bytes(4), false);
+	unsigned char *got = t_buf_alloc(folio_bytes(4), false);
+	struct uswap *u = t_create(2, 0);
+	int type = swapon_backend(u, t_backend_open(T_FILE_URING, DEV_SLOTS, false), 0);
+	struct uswap_swap_io io = { .pages = got, .order = 4 }, *done[1];
+	struct uswap_swapq *q;
+	uint64_t seed = 3;
+
+	t_fill_folio(want, 4, &seed);
+	t_eq(uswap_swap_out(u, want, 4, 0, &io.entry), 0);
+	t_eq(uswap_swapq_create(u, 4, &q), 0);
+	t_eq(uswap_swapq_in(q, &io, 1), 1);
+	t_eq(uswap_swap_free(u, io.entry, 4), 0);
+	t_eq(uswap_swapoff(u, type), 0);
+	t_eq(uswap_swapq_reap(q, 1, done, 1), 1);
+	t_true(done[0] == &io);
+	t_eq(io.result, 0);
+	t_assert_same_bytes(got, want, folio_bytes(4), "read across swapoff");
+	uswap_swapq_destroy(q);
+	uswap_destroy(u);
+	t_buf_free(want, false);
+	t_buf_free(got, false);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +442,9 @@ int main(void)
 		cmocka_unit_test(test_batch_failed_reads_are_eio_for_exactly_those_folios),
 		cmocka_unit_test(test_a_swapped_out_folio_costs_two_cluster_locks),
 		cmocka_unit_test(test_batch_bad_arguments_change_nothing),
+		cmocka_unit_test(test_queue_keeps_requests_in_flight_across_calls),
+		cmocka_unit_test(test_queue_answers_as_the_batch_calls),
+		cmocka_unit_test(test_swapoff_waits_for_a_read_in_flight),
 	};
 	return t_run(tests);
 }

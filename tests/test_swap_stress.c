@@ -15,7 +15,10 @@
  *    uswap_swap_in_batch() of up to 16 pages, over ram and an io_uring
  *    file): with faults, and during a swapoff; and over an NBD export
  *    of nbdkit with two connections, and on a zram device writing its
- *    pages back to a lower device all along.
+ *    pages back to a lower device all along;
+ *  - the same model under queued traffic (uswap_swapq_*: up to 32 requests
+ *    in flight per thread, answered in any order): with faults, and during
+ *    a swapoff of the io_uring file device they are in flight on.
  * Arguments: none; USWAP_STRESS_SCALE shrinks the work, USWAP_TEST_SEED
  * fixes the seed.
  */
@@ -220,6 +223,46 @@ static unsigned int pick_objects(struct worker *w, struct object **o)
 	return n;
 }
 
+/* The answer to a batched or queued swap-out of @o's page. */
+static void out_answered(struct model *m, struct object *o, const struct uswap_swap_io *io)
+{
+	if (io->result == -EIO) {
+		m->write_errors++; /* the page simply stays in memory */
+	} else if (io->result) {
+		t_fail_async("swap-out of object %llu: %s", (unsigned long long)o->id,
+			     t_errname(io->result));
+	} else {
+		o->entry = io->entry;
+		atomic_store(&m->owner[owner_idx(io->entry)], (int)o->id + 1);
+		o->swapped = true;
+	}
+}
+
+/* The answer to a batched or queued swap-in of @o's page (in io->pages). */
+static void in_answered(struct model *m, struct object *o, const struct uswap_swap_io *io)
+{
+	int rc;
+
+	if (io->result == -EIO) {
+		m->read_errors++; /* still swapped: read again later */
+		return;
+	}
+	if (io->result < 0) {
+		t_fail_async("swap-in of object %llu: %s", (unsigned long long)o->id,
+			     t_errname(io->result));
+		return;
+	}
+	if (!stamp_ok(io->pages, o->id, o->version))
+		t_fail_async("object %llu version %llu: WRONG DATA in a batch",
+			     (unsigned long long)o->id, (unsigned long long)o->version);
+	m->verified++;
+	atomic_store(&m->owner[owner_idx(o->entry)], 0);
+	if ((rc = uswap_swap_free(m->u, o->entry, 0)))
+		t_fail_async("swap_free: %s", t_errname(rc));
+	o->swapped = false;
+	o->version++;
+}
+
 static void batch_out(struct model *m, struct object **o, unsigned int n)
 {
 	static _Thread_local char pages[BATCH][PAGE];
@@ -236,18 +279,8 @@ static void batch_out(struct model *m, struct object **o, unsigned int n)
 	}
 	if (uswap_swap_out_batch(m->u, io, k, 0) < 0)
 		t_fail_async("swap_out_batch refused %u folios", k);
-	for (unsigned int i = 0; i < k; i++) {
-		if (io[i].result == -EIO) {
-			m->write_errors++; /* the page simply stays in memory */
-		} else if (io[i].result) {
-			t_fail_async("swap_out_batch of object %llu: %s",
-				     (unsigned long long)who[i]->id, t_errname(io[i].result));
-		} else {
-			who[i]->entry = io[i].entry;
-			atomic_store(&m->owner[owner_idx(io[i].entry)], (int)who[i]->id + 1);
-			who[i]->swapped = true;
-		}
-	}
+	for (unsigned int i = 0; i < k; i++)
+		out_answered(m, who[i], &io[i]);
 }
 
 static void batch_in(struct model *m, struct object **o, unsigned int n)
@@ -266,29 +299,8 @@ static void batch_in(struct model *m, struct object **o, unsigned int n)
 	}
 	if (uswap_swap_in_batch(m->u, io, k) < 0)
 		t_fail_async("swap_in_batch refused %u folios", k);
-	for (unsigned int i = 0; i < k; i++) {
-		struct object *ob = who[i];
-		int rc;
-
-		if (io[i].result == -EIO) {
-			m->read_errors++; /* still swapped: read again later */
-			continue;
-		}
-		if (io[i].result < 0) {
-			t_fail_async("swap_in_batch of object %llu: %s",
-				     (unsigned long long)ob->id, t_errname(io[i].result));
-			continue;
-		}
-		if (!stamp_ok(pages[i], ob->id, ob->version))
-			t_fail_async("object %llu version %llu: WRONG DATA in a batch",
-				     (unsigned long long)ob->id, (unsigned long long)ob->version);
-		m->verified++;
-		atomic_store(&m->owner[owner_idx(ob->entry)], 0);
-		if ((rc = uswap_swap_free(m->u, ob->entry, 0)))
-			t_fail_async("swap_free: %s", t_errname(rc));
-		ob->swapped = false;
-		ob->version++;
-	}
+	for (unsigned int i = 0; i < k; i++)
+		in_answered(m, who[i], &io[i]);
 }
 
 static void *batch_traffic(void *arg)
@@ -312,6 +324,95 @@ static void *batch_traffic(void *arg)
 			pthread_mutex_unlock(&o[i]->lock);
 		n += k;
 	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Queued traffic: each worker keeps up to QDEPTH swap-outs and swap-ins in
+ * flight on its own uswap_swapq, answered in whatever order the devices
+ * finish. An object is locked (trylock: a busy one is skipped, so workers
+ * never wait on each other) from its submission to its answer.
+ * ---------------------------------------------------------------------- */
+
+#define QDEPTH 32
+
+struct qreq {
+	struct uswap_swap_io io; /* first: the answer's pointer is the qreq's */
+	struct object *o;
+	bool out;
+	char page[PAGE];
+};
+
+/* Lock a random idle object and submit its swap-out or swap-in. */
+static bool queue_one(struct worker *w, struct uswap_swapq *q, struct qreq *r)
+{
+	struct object *o = &w->m->obj[t_rand_below(&w->rng, w->m->nr)];
+	int rc;
+
+	if (pthread_mutex_trylock(&o->lock))
+		return false;
+	r->o = o;
+	r->out = !o->swapped;
+	if (r->out) {
+		stamp(r->page, o->id, o->version);
+		r->io = (struct uswap_swap_io){ .pages = r->page, .order = 0 };
+		rc = uswap_swapq_out(q, &r->io, 1, 0);
+	} else {
+		r->io = (struct uswap_swap_io){ .pages = r->page, .order = 0, .entry = o->entry };
+		rc = uswap_swapq_in(q, &r->io, 1);
+	}
+	if (rc != 1) {
+		t_fail_async("swapq submit: %d with %u free places", rc, uswap_swapq_space(q));
+		pthread_mutex_unlock(&o->lock);
+		return false;
+	}
+	return true;
+}
+
+static void queue_answer(struct worker *w, struct qreq *r, struct qreq **idle,
+			 unsigned int *nr_idle)
+{
+	if (r->out)
+		out_answered(w->m, r->o, &r->io);
+	else
+		in_answered(w->m, r->o, &r->io);
+	pthread_mutex_unlock(&r->o->lock);
+	idle[(*nr_idle)++] = r;
+}
+
+static void *queued_traffic(void *arg)
+{
+	struct worker *w = arg;
+	struct qreq *req = calloc(QDEPTH, sizeof(*req)), *idle[QDEPTH];
+	struct uswap_swap_io *done[QDEPTH];
+	unsigned int nr_idle = QDEPTH;
+	struct uswap_swapq *q;
+	uint64_t n = 0;
+
+	if (uswap_swapq_create(w->m->u, QDEPTH, &q)) {
+		t_fail_async("swapq_create");
+		return NULL;
+	}
+	for (unsigned int i = 0; i < QDEPTH; i++)
+		idle[i] = &req[i];
+	while (!t_async_failed() && (n < w->ops || uswap_swapq_pending(q))) {
+		int got;
+
+		for (int tries = 0; n < w->ops && nr_idle && tries < 4; tries++) {
+			if (queue_one(w, q, idle[nr_idle - 1])) {
+				nr_idle--;
+				n++;
+			}
+		}
+		/* Sometimes wait for one, sometimes only poll. */
+		got = uswap_swapq_reap(q, (unsigned int)t_rand_below(&w->rng, 2), done, QDEPTH);
+		for (int i = 0; i < got; i++)
+			queue_answer(w, (struct qreq *)done[i], idle, &nr_idle);
+	}
+	if (uswap_swapq_pending(q))
+		t_fail_async("%u requests never answered", uswap_swapq_pending(q));
+	uswap_swapq_destroy(q);
+	free(req);
 	return NULL;
 }
 
@@ -535,6 +636,63 @@ static void test_swapoff_under_batched_traffic_moves_every_page(void **state)
 	uswap_destroy(u);
 }
 
+/* Queued traffic (up to 32 requests in flight per thread, answers in any
+ * order) from 2 threads with 1 % of writes and reads failing, on a faulty
+ * ram device above an io_uring file: no page lost, no wrong data. */
+static void test_queued_traffic_with_faults_loses_no_page(void **state)
+{
+	struct faulty_opts fo = { .read_error_rate = 0.01, .write_error_rate = 0.01,
+				  .seed = t_env_seed() };
+	struct uswap *u = t_create(2, 0);
+	struct backend *b;
+	struct model m;
+	char err[128];
+	uint64_t ops = (uint64_t)(100000 * t_env_scale()) / 2 + 1000;
+
+	t_async_reset();
+	t_eq(backend_faulty_open(ram(64 * USWAP_CLUSTER_SLOTS), &fo, &b, err, sizeof(err)), 0);
+	swapon_backend(u, b, 10);
+	swapon_backend(u, t_backend_open(T_FILE_URING, 64 * USWAP_CLUSTER_SLOTS, false), 0);
+	model_init(&m, u, 8192);
+	run_threads(&m, 2, ops, t_env_seed(), queued_traffic);
+	t_assert_no_async_failure("queued traffic");
+	drain_faulted(u, &m, " through queues");
+}
+
+/* Swapoff of an io_uring file device while 2 threads keep requests in
+ * flight on it through their queues: swapoff waits for those in flight,
+ * every page moves through the owner's callback and reads back intact. */
+static void test_swapoff_under_queued_traffic_moves_every_page(void **state)
+{
+	struct uswap *u = t_create(2, 0);
+	struct swapoff_arg s = { .u = u };
+	struct uswap_device_info info;
+	size_t nr = 12000;
+	struct model m;
+	pthread_t th;
+
+	t_async_reset();
+	s.type = swapon_backend(u, t_backend_open(T_FILE_URING, 64 * USWAP_CLUSTER_SLOTS,
+						  false), 10);
+	swapon_backend(u, ram(64 * USWAP_CLUSTER_SLOTS), 5);
+	model_init(&m, u, nr);
+	for (size_t i = 0; i < nr; i++)
+		obj_swap_out(&m, &m.obj[i]);
+	uswap_set_unuse(u, unuse_move, &m);
+	pthread_create(&th, NULL, do_swapoff, &s);
+	run_threads(&m, 2, (uint64_t)(50000 * t_env_scale()) + 1000, t_env_seed(),
+		    queued_traffic);
+	pthread_join(th, NULL);
+	t_assert_no_async_failure("queued traffic during swapoff");
+	t_eq(s.rc, 0);
+	t_eq(uswap_device_info(u, s.type, &info), -ENOENT);
+	model_drain(&m);
+	t_eq_u64(t_total_inuse(u), 0);
+	t_check(u);
+	model_free(&m);
+	uswap_destroy(u);
+}
+
 /* Batched traffic from 2 threads on an NBD export over two connections
  * (nbdkit's memory plugin, multi-conn), a ram device below: one thread's
  * completions may arrive while the other polls; no page lost or wrong. */
@@ -689,6 +847,8 @@ int main(void)
 		cmocka_unit_test(test_swap_out_never_finds_a_device_without_its_backend),
 		cmocka_unit_test(test_batches_with_faults_lose_no_page),
 		cmocka_unit_test(test_swapoff_under_batched_traffic_moves_every_page),
+		cmocka_unit_test(test_queued_traffic_with_faults_loses_no_page),
+		cmocka_unit_test(test_swapoff_under_queued_traffic_moves_every_page),
 		cmocka_unit_test(test_batches_over_nbd_lose_no_page),
 		cmocka_unit_test(test_batches_over_zram_writeback_lose_no_page),
 	};

@@ -80,7 +80,8 @@ struct uswap_swap_io {
  * folio with no pages or order > 9, unknown flags: nothing was done).
  * Context: any thread; sleeps on the devices' I/O. Costs two cluster-lock
  * round trips per folio: allocation and the swap cache insert under one,
- * the commit after the write under the other.
+ * the commit after the write under the other. A swap queue
+ * (uswap_swapq_create()) on the stack, submitted and reaped in this call.
  */
 USWAP_API int uswap_swap_out_batch(struct uswap *u, struct uswap_swap_io *ios,
 				   unsigned int nr, unsigned int flags);
@@ -98,6 +99,74 @@ USWAP_API int uswap_swap_out_batch(struct uswap *u, struct uswap_swap_io *ios,
  */
 USWAP_API int uswap_swap_in_batch(struct uswap *u, struct uswap_swap_io *ios,
 				  unsigned int nr);
+
+/*
+ * Swap queues: swap-outs and swap-ins kept in flight across calls, so a
+ * caller overlaps its own work, or the next submission, with the devices'
+ * I/O (the kernel's swap writeback and readahead do not wait per folio
+ * either). One thread uses a queue at a time; each thread may have its
+ * own. A submitted uswap_swap_io belongs to the queue, pages included,
+ * until uswap_swapq_reap() hands it back answered, exactly as the batch
+ * call would have answered it (the same ->result values; failed writes
+ * are retried elsewhere before the answer).
+ */
+struct uswap_swapq;
+
+/*
+ * uswap_swapq_create() - a queue with @depth request places (1..4096).
+ * Return: 0 and *@out (free it with uswap_swapq_destroy()); -EINVAL;
+ * -ENOMEM. Context: any thread.
+ */
+USWAP_API int uswap_swapq_create(struct uswap *u, unsigned int depth,
+				 struct uswap_swapq **out);
+
+/*
+ * uswap_swapq_destroy() - wait for every request in flight (their
+ * answers are written to their uswap_swap_io but not handed back), then
+ * free @q. NULL is ignored. Context: the queue's thread.
+ */
+USWAP_API void uswap_swapq_destroy(struct uswap_swapq *q);
+
+/*
+ * uswap_swapq_out() - submit swap-outs of up to uswap_swapq_space() of
+ * @nr folios: slots are allocated and the writes sent before the call
+ * returns; the commit runs in a later uswap_swapq_reap(). @flags as
+ * uswap_swap_out(). The folios' pages are read until the answer comes
+ * back (they are not copied unless USWAP_SWAP_KEEP_CACHE).
+ * Return: how many of @ios were taken (from the first; 0 when the queue
+ * is full: reap first); -EINVAL (as uswap_swap_out_batch(): none taken).
+ * Context: the queue's thread; does not wait for I/O, but a file
+ * backend's full ring is reaped to make room.
+ */
+USWAP_API int uswap_swapq_out(struct uswap_swapq *q, struct uswap_swap_io *ios,
+			      unsigned int nr, unsigned int flags);
+
+/*
+ * uswap_swapq_in() - submit swap-ins of up to uswap_swapq_space() of @nr
+ * folios (readahead: entries the caller expects to need). A swap cache hit
+ * is copied in this call and handed back by the next reap, as every other
+ * answer. Return: how many of @ios were taken; -EINVAL (as
+ * uswap_swap_in_batch()). Context: the queue's thread. The entries must
+ * stay referenced until their answers come back.
+ */
+USWAP_API int uswap_swapq_in(struct uswap_swapq *q, struct uswap_swap_io *ios,
+			     unsigned int nr);
+
+/*
+ * uswap_swapq_reap() - poll for answers: finish what the devices
+ * completed (a swap-out is committed here, under its cluster lock, or
+ * placed again after a failed write) and hand back at least @min (fewer
+ * only when fewer are outstanding; 0: only what is ready) and at most
+ * @max answered uswap_swap_io pointers in @done, in no particular order.
+ * Return: how many were handed back; -EINVAL (@q NULL, @done NULL with
+ * @max > 0). Context: the queue's thread; sleeps on I/O when @min > 0.
+ */
+USWAP_API int uswap_swapq_reap(struct uswap_swapq *q, unsigned int min,
+			       struct uswap_swap_io **done, unsigned int max);
+
+/* Requests submitted and not yet handed back; free places. */
+USWAP_API unsigned int uswap_swapq_pending(const struct uswap_swapq *q);
+USWAP_API unsigned int uswap_swapq_space(const struct uswap_swapq *q);
 
 /*
  * uswap_swap_free() - drop one reference to each slot of the folio

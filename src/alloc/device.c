@@ -450,13 +450,33 @@ void device_reenable(struct uswap *u, struct swap_device *si)
 			  si->name);
 }
 
+/* Reap @si's backend until no swap-path request is in flight on it: a
+ * swap queue's owner may be slow to reap, or be this very thread. (The
+ * backends' close drains too; waiting here first lets the grace period
+ * after it cover every reaper still holding the backend.) */
+static void device_wait_io(struct swap_device *si)
+{
+	const struct timespec pause = { 0, 100000 }; /* 0.1 ms */
+
+	while (atomic_load_explicit(&si->io_inflight, memory_order_acquire)) {
+		if (si->backend && si->hooks && si->hooks->reap)
+			si->hooks->reap(si->backend);
+		nanosleep(&pause, NULL);
+	}
+}
+
 /* Unpublish and free a disabled, empty device once no lookup can still
- * see it. Context: u->swapon_lock held. */
+ * see it and no request is in flight on it. Context: u->swapon_lock. */
 void device_remove(struct uswap *u, struct swap_device *si)
 {
 	pcpu_forget_device(u, si); /* a cursor set during the unuse */
 	rcu_publish(&u->devs[si->type], NULL);
-	rcu_wait_readers(&u->rcu_hb); /* entry lookups (free, dup, swap-in) */
+	/* Entry lookups (free, dup, swap-in); and every submit that found
+	 * the device has counted its requests in io_inflight. */
+	rcu_wait_readers(&u->rcu_hb);
+	device_wait_io(si);
+	/* Every reaper that saw one of those requests has left the backend. */
+	rcu_wait_readers(&u->rcu_hb);
 	device_free(si);
 }
 

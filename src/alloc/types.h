@@ -108,6 +108,9 @@ struct device_hooks {
 	 * of a page-discard device. Return: 0 or -errno (the cluster is
 	 * freed all the same). */
 	int (*discard)(void *backend, uint64_t first, uint64_t nr);
+	/* Device teardown: run completions of requests in flight on
+	 * @backend (si->io_inflight falls as they finish). */
+	void (*reap)(void *backend);
 	/* Device teardown: drop what the swap cache keeps for @ci. */
 	void (*release_cluster)(struct swap_cluster_info *ci);
 };
@@ -171,6 +174,9 @@ struct swap_device {
 				     caches (allocated, handed to nobody) */
 	_Atomic uint64_t write_errors; /* failed writes on this device */
 	_Atomic uint64_t write_pauses; /* times it was passed over for them */
+	_Atomic uint64_t io_inflight; /* swap-path requests submitted to
+				     @backend and not yet done (swap/swapq.c);
+				     swapoff waits for zero */
 
 	struct spinlock alloc_lock; /* LOCKING_DEVICE: held across a whole
 				     allocation on this device and each

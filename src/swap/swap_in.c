@@ -5,11 +5,11 @@
  *
  * Each folio is checked under its cluster lock (every slot in use) and
  * looked up in the swap cache there; a cached copy is copied out with a
- * reference held and no lock, the rest are read from the backends all at
- * once (swap_bio_run(): for a file, one io_uring submission for the lot,
- * which is what swap readahead wants). The whole call runs inside one RCU
- * read section per SWAP_BATCH folios, so swapoff cannot close a backend
- * under a read.
+ * reference held and no lock, the rest are read from the backends
+ * together (swapq.c: for a file, one io_uring submission for a submit
+ * call's reads, which is what swap readahead wants). A read in flight is
+ * counted in its device's io_inflight, which swapoff waits for before it
+ * closes the backend.
  */
 #include <stddef.h>
 #include <string.h>
@@ -18,14 +18,14 @@
 #include "util/rcu.h"
 
 /*
- * in_lookup() - the cluster-locked part of one swap-in: check @io's
- * entry, and either copy a cached folio out (io->result 1) or prepare
- * the read in @bio. Return: true if @bio is to be submitted.
+ * in_prepare() - the cluster-locked part of one swap-in: check the
+ * entry, and either copy a cached folio out (result 1) or prepare the
+ * read in r->io. Return: 0 (the read is to be submitted) or 1 (answered).
  * Context: inside an RCU read section; no lock held.
  */
-static bool in_lookup(struct uswap *u, struct uswap_swap_io *io, struct swap_bio *bio,
-		      struct pcpu_stats *st)
+int in_prepare(struct uswap *u, struct swap_req *r, struct pcpu_stats *st)
 {
+	struct uswap_swap_io *io = r->user;
 	unsigned int nr = 1u << io->order;
 	struct scache_folio *folio;
 	struct swap_cluster_info *ci;
@@ -35,12 +35,12 @@ static bool in_lookup(struct uswap *u, struct uswap_swap_io *io, struct swap_bio
 	if (uswap_entry_offset(io->entry) % nr ||
 	    !(si = lock_range(u, io->entry, nr, st, &off, &ci))) {
 		io->result = -EINVAL;
-		return false;
+		return 1;
 	}
 	if (!range_in_use(si, off, nr)) {
 		ci_unlock(ci);
 		io->result = -ENOENT;
-		return false;
+		return 1;
 	}
 	folio = scache_lookup(ci, off % CLUSTER_SLOTS);
 	if (folio && folio->order == io->order)
@@ -57,66 +57,54 @@ static bool in_lookup(struct uswap *u, struct uswap_swap_io *io, struct swap_bio
 		ci_unlock(ci);
 		stat_inc(&st->swpin_cached);
 		io->result = 1;
-		return false;
+		return 1;
 	}
-	bio->b = device_backend(si);
-	if (!bio->b) {
+	r->si = si;
+	r->b = device_backend(si);
+	if (!r->b) {
 		stat_inc(&st->read_errors);
 		io->result = -EOPNOTSUPP;
-		return false;
+		return 1;
 	}
-	bio->io = (struct backend_io){
+	r->io = (struct backend_io){
 		.op = BACKEND_READ, .slot = off, .order = io->order, .buf = io->pages,
 	};
-	return true;
+	return 0;
 }
 
-/* Up to SWAP_BATCH folios, every one answered in its ->result. */
-static void in_chunk(struct uswap *u, struct uswap_swap_io *ios, unsigned int n,
-		     struct pcpu_stats *st)
+/* After the read: -EIO for any device error. Return: 1 (answered). */
+int in_complete(struct swap_req *r, struct pcpu_stats *st)
 {
-	struct swap_bio bio[SWAP_BATCH], *q[SWAP_BATCH];
-	unsigned int from[SWAP_BATCH], k = 0;
+	int err = r->io.result;
 
-	rcu_read_begin();
-	for (unsigned int i = 0; i < n; i++) {
-		if (in_lookup(u, &ios[i], &bio[k], st)) {
-			from[k] = i;
-			q[k] = &bio[k];
-			k++;
-		}
+	if (err) {
+		stat_inc(&st->read_errors);
+		err = err == -EOPNOTSUPP ? err : -EIO;
 	}
-	swap_bio_run(q, k);
-	for (unsigned int i = 0; i < k; i++) {
-		int err = bio[i].io.result;
+	r->user->result = err;
+	return 1;
+}
 
-		if (err) {
-			stat_inc(&st->read_errors);
-			err = err == -EOPNOTSUPP ? err : -EIO;
-		}
-		ios[from[i]].result = err;
-	}
-	rcu_read_end(&u->rcu_hb);
+bool swap_in_args_ok(const struct uswap_swap_io *ios, unsigned int nr)
+{
+	if (!ios)
+		return false;
+	for (unsigned int i = 0; i < nr; i++)
+		if (!ios[i].pages || ios[i].order >= NR_ORDERS)
+			return false;
+	return true;
 }
 
 USWAP_API int uswap_swap_in_batch(struct uswap *u, struct uswap_swap_io *ios,
 				  unsigned int nr)
 {
-	struct pcpu_stats *st = this_cpu_stats(u);
 	int done = 0;
 
-	if (!ios)
+	if (!swap_in_args_ok(ios, nr))
 		return -EINVAL;
+	swap_batch_run(u, ios, nr, false, 0);
 	for (unsigned int i = 0; i < nr; i++)
-		if (!ios[i].pages || ios[i].order >= NR_ORDERS)
-			return -EINVAL;
-	for (unsigned int i = 0; i < nr; i += SWAP_BATCH) {
-		unsigned int n = nr - i < SWAP_BATCH ? nr - i : SWAP_BATCH;
-
-		in_chunk(u, ios + i, n, st);
-		for (unsigned int j = i; j < i + n; j++)
-			done += ios[j].result >= 0;
-	}
+		done += ios[i].result >= 0;
 	return done;
 }
 

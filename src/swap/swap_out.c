@@ -1,47 +1,32 @@
 // SPDX-License-Identifier: MIT
 /*
- * swap_out.c - uswap_swap_out() and uswap_swap_out_batch(): folios to the
- * devices, many per call.
+ * swap_out.c - swap-out requests: folios to the devices.
  *
- * A round of a batch: every folio still to place gets its slots
- * (alloc_hooked(): with USWAP_SWAP_KEEP_CACHE the copy enters the swap
- * cache under the same cluster lock the allocation took, as
- * folio_alloc_swap() adds the folio to the swap table), then all the
- * writes go to the backends at once (swap_bio_run()), then each folio is
- * committed under its cluster lock, once more. So a folio costs two
- * cluster-lock round trips, whatever the flags, and its device is looked
- * up once. A folio whose write failed has its slots released and goes
- * into the next round, where allocation passes its device over (the
- * device's write pause): up to SWAP_OUT_TRIES rounds in all.
- * Each round runs inside one RCU read section, so swapoff cannot free a
- * device or close its backend while writes to it are in flight.
+ * A request gets its slots (alloc_hooked(): with USWAP_SWAP_KEEP_CACHE
+ * the copy enters the swap cache under the same cluster lock the
+ * allocation took, as folio_alloc_swap() adds the folio to the swap
+ * table), then its write goes to the backend with the rest of its submit
+ * call (swapq.c), then, once written, it is committed under its cluster
+ * lock, once more. So a folio costs two cluster-lock round trips, whatever
+ * the flags, and its device is looked up once. A folio whose write failed
+ * has its slots released and is placed again at once, where allocation
+ * passes its device over (the device's write pause): up to SWAP_OUT_TRIES
+ * writes in all. The slots' HAS_CACHE pins keep swapoff from freeing the
+ * device under a write in flight (unuse waits for them).
  */
 #include <stddef.h>
 
 #include "swap/swap.h"
 #include "util/rcu.h"
 
-#define SWAP_OUT_TRIES 4 /* rounds; each after a write error lands elsewhere */
-#define OUT_PENDING    1 /* result of a folio still to place */
-
-struct out_req {
-	struct swap_bio bio;
-	struct alloc_hook hook;
-	struct uswap_swap_io *user;
-	struct scache_folio *folio; /* KEEP_CACHE: the copy (creator's ref) */
-	struct swap_device *si;     /* where the slots are */
-	struct swap_cluster_info *ci;
-	uint32_t off;
-	bool cached;                /* folio is in ci's table */
-	int write_err;              /* the last failed write, for the answer */
-};
+#define SWAP_OUT_TRIES 4 /* writes per folio; each after an error lands elsewhere */
 
 /* Under the allocation's cluster lock: note where the slots are, and
  * cache the copy while the pins are fresh. */
 static void out_on_alloc(struct alloc_hook *h, struct swap_device *si,
 			 struct swap_cluster_info *ci, uint32_t off)
 {
-	struct out_req *r = (struct out_req *)((char *)h - offsetof(struct out_req, hook));
+	struct swap_req *r = (struct swap_req *)((char *)h - offsetof(struct swap_req, hook));
 
 	r->si = si;
 	r->ci = ci;
@@ -52,11 +37,11 @@ static void out_on_alloc(struct alloc_hook *h, struct swap_device *si,
 
 /*
  * out_alloc() - slots for @r's folio, the copy cached, the write prepared.
- * Return: 0 (the write is ready in r->bio), 1 (no backend: r->bio.io.result
+ * Return: 0 (the write is ready in r->io), 1 (no backend: r->io.result
  * is -EOPNOTSUPP, nothing to submit), or uswap_alloc()'s -errno.
  * Context: inside an RCU read section.
  */
-static int out_alloc(struct uswap *u, struct out_req *r, struct pcpu_stats *st)
+static int out_alloc(struct uswap *u, struct swap_req *r, struct pcpu_stats *st)
 {
 	unsigned int order = r->user->order;
 	uswap_entry_t e;
@@ -80,15 +65,15 @@ static int out_alloc(struct uswap *u, struct out_req *r, struct pcpu_stats *st)
 		out_on_alloc(&r->hook, si, ci, off);
 		ci_unlock(ci);
 	}
-	r->bio.b = device_backend(r->si);
-	r->bio.io = (struct backend_io){
+	r->b = device_backend(r->si);
+	r->io = (struct backend_io){
 		.op = BACKEND_WRITE,
 		.slot = r->off,
 		.order = order,
 		.buf = r->folio ? (void *)r->folio->data : r->user->pages,
 	};
-	if (!r->bio.b) {
-		r->bio.io.result = -EOPNOTSUPP;
+	if (!r->b) {
+		r->io.result = -EOPNOTSUPP;
 		return 1;
 	}
 	return 0;
@@ -113,10 +98,10 @@ static void out_commit(struct swap_device *si, struct swap_cluster_info *ci,
  * while (device_write_failed()). Return: the write's result.
  * Context: inside an RCU read section; no lock held.
  */
-static int out_finish(struct out_req *r, struct pcpu_stats *st)
+static int out_finish(struct swap_req *r, struct pcpu_stats *st)
 {
 	unsigned int nr = 1u << r->user->order;
-	int err = r->bio.io.result;
+	int err = r->io.result;
 
 	if (!err)
 		device_write_done(r->si);
@@ -139,80 +124,59 @@ static int out_finish(struct out_req *r, struct pcpu_stats *st)
 	return err;
 }
 
-/* One round over the folios still pending. Return: how many stay
- * pending (their write failed; the next round tries elsewhere). */
-static unsigned int out_round(struct uswap *u, struct out_req *r, unsigned int n,
-			      struct pcpu_stats *st)
+/* The caller's answer is @err; the copy no table holds any more goes. */
+static int out_answer(struct swap_req *r, int err)
 {
-	struct swap_bio *q[SWAP_BATCH];
-	unsigned int k = 0, left = 0;
-
-	rcu_read_begin();
-	for (unsigned int i = 0; i < n; i++) {
-		struct uswap_swap_io *io = r[i].user;
-		int rc;
-
-		if (io->result != OUT_PENDING)
-			continue;
-		rc = out_alloc(u, &r[i], st);
-		if (rc == 0) {
-			q[k++] = &r[i].bio;
-		} else if (rc == 1) {
-			io->result = out_finish(&r[i], st);
-		} else {
-			/* -E2BIG, -ENOSPC: the caller decides; after a write
-			 * error, "no room left elsewhere" is that error. */
-			io->result = rc == -ENOSPC && r[i].write_err ? r[i].write_err : rc;
-		}
-	}
-	swap_bio_run(q, k);
-	for (unsigned int i = 0; i < k; i++) {
-		struct out_req *o = (struct out_req *)((char *)q[i] - offsetof(struct out_req, bio));
-		int err = out_finish(o, st);
-
-		if (!err || err == -EOPNOTSUPP) {
-			o->user->result = err;
-		} else {
-			o->write_err = err;
-			left++;
-		}
-	}
-	rcu_read_end(&u->rcu_hb);
-	return left;
+	r->user->result = err;
+	if (r->folio)
+		scache_put(r->folio);
+	r->folio = NULL;
+	return 1;
 }
 
-/* Up to SWAP_BATCH folios, every one answered in its ->result. */
-static void out_chunk(struct uswap *u, struct uswap_swap_io *ios, unsigned int n,
-		      unsigned int flags, struct pcpu_stats *st)
+/* Slots for the folio, for a first write or after a failed one. */
+static int out_place(struct uswap *u, struct swap_req *r, struct pcpu_stats *st)
 {
-	struct out_req r[SWAP_BATCH];
-	unsigned int left = n;
+	int rc = out_alloc(u, r, st);
 
-	for (unsigned int i = 0; i < n; i++) {
-		r[i].user = &ios[i];
-		r[i].folio = NULL;
-		r[i].write_err = 0;
-		ios[i].result = OUT_PENDING;
-		if (flags & USWAP_SWAP_KEEP_CACHE) {
-			/* The copy is made here, with no lock held. */
-			r[i].folio = scache_folio_new(ios[i].pages, ios[i].order);
-			if (!r[i].folio) {
-				ios[i].result = -ENOMEM;
-				left--;
-			}
-		}
+	if (rc == 0) {
+		r->tries++;
+		return 0;
 	}
-	for (int tries = 0; left && tries < SWAP_OUT_TRIES; tries++)
-		left = out_round(u, r, n, st);
-	for (unsigned int i = 0; i < n; i++) {
-		if (ios[i].result == OUT_PENDING)
-			ios[i].result = r[i].write_err;
-		if (r[i].folio)
-			scache_put(r[i].folio); /* failed: in no table any more */
-	}
+	if (rc == 1)
+		return out_answer(r, out_finish(r, st));
+	/* -E2BIG, -ENOSPC: the caller decides; after a write error, "no
+	 * room left elsewhere" is that error. */
+	return out_answer(r, rc == -ENOSPC && r->write_err ? r->write_err : rc);
 }
 
-static bool out_args_ok(const struct uswap_swap_io *ios, unsigned int nr, unsigned int flags)
+int out_prepare(struct uswap *u, struct swap_req *r, struct pcpu_stats *st)
+{
+	r->folio = NULL;
+	r->tries = 0;
+	r->write_err = 0;
+	if (r->flags & USWAP_SWAP_KEEP_CACHE) {
+		/* The copy is made here, with no lock held. */
+		r->folio = scache_folio_new(r->user->pages, r->user->order);
+		if (!r->folio)
+			return out_answer(r, -ENOMEM);
+	}
+	return out_place(u, r, st);
+}
+
+int out_complete(struct uswap *u, struct swap_req *r, struct pcpu_stats *st)
+{
+	int err = out_finish(r, st);
+
+	if (!err || err == -EOPNOTSUPP)
+		return out_answer(r, err);
+	r->write_err = err;
+	if (r->tries >= SWAP_OUT_TRIES)
+		return out_answer(r, err);
+	return out_place(u, r, st);
+}
+
+bool swap_out_args_ok(const struct uswap_swap_io *ios, unsigned int nr, unsigned int flags)
 {
 	if (!ios || (flags & ~USWAP_SWAP_KEEP_CACHE))
 		return false;
@@ -225,18 +189,13 @@ static bool out_args_ok(const struct uswap_swap_io *ios, unsigned int nr, unsign
 USWAP_API int uswap_swap_out_batch(struct uswap *u, struct uswap_swap_io *ios,
 				   unsigned int nr, unsigned int flags)
 {
-	struct pcpu_stats *st = this_cpu_stats(u);
 	int done = 0;
 
-	if (!out_args_ok(ios, nr, flags))
+	if (!swap_out_args_ok(ios, nr, flags))
 		return -EINVAL;
-	for (unsigned int i = 0; i < nr; i += SWAP_BATCH) {
-		unsigned int n = nr - i < SWAP_BATCH ? nr - i : SWAP_BATCH;
-
-		out_chunk(u, ios + i, n, flags, st);
-		for (unsigned int j = i; j < i + n; j++)
-			done += ios[j].result == 0;
-	}
+	swap_batch_run(u, ios, nr, true, flags);
+	for (unsigned int i = 0; i < nr; i++)
+		done += ios[i].result == 0;
 	return done;
 }
 

@@ -30,11 +30,19 @@ static int hook_discard(void *b, uint64_t first, uint64_t nr)
 	return be->discard_clusters ? be->ops->discard(be, first, nr) : 0;
 }
 
+static void hook_reap(void *b)
+{
+	struct backend *be = b;
+
+	be->ops->reap(be, 0);
+}
+
 /* What the allocator needs done for a device, done here (alloc/ knows
  * neither backends nor the swap cache). */
 static const struct device_hooks swap_device_hooks = {
 	.close = hook_close,
 	.discard = hook_discard,
+	.reap = hook_reap,
 	.release_cluster = scache_release_cluster,
 };
 
