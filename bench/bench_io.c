@@ -84,6 +84,9 @@ static const char usage_text[] =
 "                      uswap_swap_out_batch and uswap_swap_in_batch, and\n"
 "                      fio on a file runs ioengine io_uring at iodepth\n"
 "                      min(N, 32), the file device's default queue depth)\n"
+"  --queue             with --batch N: each thread keeps N requests in flight\n"
+"                      on a swap queue (uswap_swapq_out/in, refilled as\n"
+"                      answers come back) instead of calling batch by batch\n"
 "  --warm              before the timed swap-out, swap the same data out and\n"
 "                      free it once, untimed: the device's memory (zram's\n"
 "                      pool, ram's pages) is then already faulted in, as in\n"
@@ -118,7 +121,7 @@ static const char usage_text[] =
 enum {
 	OPT_DEVICE = 256, OPT_FILE, OPT_MAKE_FILE, OPT_FILE_SIZE, OPT_KEEP,
 	OPT_DROP_CACHES, OPT_ORDERS, OPT_THREADS, OPT_SIZE, OPT_DATA, OPT_REPEAT,
-	OPT_BATCH, OPT_WARM, OPT_JSON,
+	OPT_BATCH, OPT_QUEUE, OPT_WARM, OPT_JSON,
 };
 
 static const struct option long_options[] = {
@@ -134,6 +137,7 @@ static const struct option long_options[] = {
 	{ "data",        required_argument, NULL, OPT_DATA },
 	{ "repeat",      required_argument, NULL, OPT_REPEAT },
 	{ "batch",       required_argument, NULL, OPT_BATCH },
+	{ "queue",       no_argument,       NULL, OPT_QUEUE },
 	{ "warm",        no_argument,       NULL, OPT_WARM },
 	{ "json",        no_argument,       NULL, OPT_JSON },
 	{ "help",        no_argument,       NULL, 'h' },
@@ -230,6 +234,9 @@ static int apply_option(struct bench_io_opts *o, int opt, char *arg)
 		return cli_parse_uint(arg, 1, BENCH_IO_MAX_REPEAT, &o->repeat);
 	case OPT_BATCH:
 		return cli_parse_uint(arg, 1, BENCH_IO_MAX_BATCH, &o->batch);
+	case OPT_QUEUE:
+		o->queue = true;
+		return 0;
 	case OPT_WARM:
 		o->warm = true;
 		return 0;
@@ -610,6 +617,7 @@ static int bench_io(const struct bench_io_opts *o)
 				rows[r].order = (unsigned int)o->orders[k];
 				rows[r].threads = (unsigned int)o->threads[t];
 				rows[r].batch = o->batch;
+				rows[r].queue = o->queue;
 				rows[r].warm = o->warm;
 				rows[r].bytes = o->size_bytes;
 			}

@@ -53,6 +53,8 @@ struct bench_io_opts {
 	unsigned int repeat;        /* repetitions per row, median (=3) */
 	unsigned int batch;         /* folios per swap call (=1: the single
 				       calls; more: the batch calls) */
+	bool queue;                 /* --queue: a swap queue of depth batch
+				       kept full instead of batch calls */
 	bool warm;                  /* --warm: an untimed swap-out and free
 				       of the same data first */
 	bool json;
@@ -111,6 +113,7 @@ struct bench_io_row {
 	unsigned int order;
 	unsigned int threads;
 	unsigned int batch;         /* folios per swap call (opts.batch) */
+	bool queue;                 /* opts.queue */
 	bool warm;                  /* opts.warm */
 	uint64_t bytes;             /* moved each way */
 	double swapout_s, swapin_s; /* wall time of each phase */

@@ -190,10 +190,13 @@ void bench_io_print_table(const struct bench_io_opts *opts,
 	else
 		printf("every figure is from one run (--repeat 1)\n");
 	printf("data: %s%s\n", d->source, d->generated ? "" : ", repeated");
-	printf("calls: %s\n", opts->batch > 1 ? "uswap_swap_out_batch / uswap_swap_in_batch"
+	printf("calls: %s\n", opts->batch > 1 && opts->queue
+	       ? "uswap_swapq_out / uswap_swapq_in / uswap_swapq_reap"
+	       : opts->batch > 1 ? "uswap_swap_out_batch / uswap_swap_in_batch"
 	       : "uswap_swap_out / uswap_swap_in, one folio each");
 	if (opts->batch > 1)
-		printf("batch: %u folios per call\n", opts->batch);
+		printf("%s: %u folios\n", opts->queue ? "queue depth" : "batch per call",
+		       opts->batch);
 	printf("device: %s\n", opts->warm ? "warmed by an untimed swap-out and free of the "
 	       "same data (--warm)" : "new for each measurement (first touch of its memory "
 	       "timed)");
@@ -305,6 +308,7 @@ static void json_row(struct cli_json *j, const struct bench_io_row *r)
 		cli_json_object_close(j);
 	}
 	cli_json_u64(j, "batch", r->batch);
+	cli_json_bool(j, "queue", r->queue);
 	cli_json_double(j, "swapin_p50_us", r->swapin_p50_us);
 	cli_json_double(j, "swapin_p99_us", r->swapin_p99_us);
 	cli_json_double(j, "limit_swapin_p50_us", r->limit_in_p50_us);

@@ -289,7 +289,8 @@ struct measure {
 	const struct bench_io_data *d;
 	unsigned int order;
 	unsigned int threads;
-	unsigned int batch;           /* folios per call */
+	unsigned int batch;           /* folios per call, or queue depth */
+	bool queue;                   /* a swap queue kept full */
 	size_t folio_bytes;
 	uint64_t nr_folios;
 	uint64_t *entries;            /* uswap_entry_t.val per folio */
@@ -338,11 +339,82 @@ static bool swap_out_batch(struct measure *m, unsigned int i, uint64_t f, unsign
 	return true;
 }
 
+/*
+ * queue_share() - the thread's share out (@out) or in through a swap
+ * queue of depth m->batch, refilled whenever answers come back: the
+ * devices never wait for the caller. Return: swap cache hits.
+ */
+static uint64_t queue_share(struct measure *m, unsigned int i, bool out)
+{
+	struct uswap_swap_io *io = calloc(m->batch, sizeof(*io)), **done;
+	unsigned int *idle = calloc(m->batch, sizeof(*idle)), nr_idle = m->batch;
+	struct uswap_swapq *q = NULL;
+	uint64_t f, end, cached = 0;
+	int rc;
+
+	done = calloc(m->batch, sizeof(*done));
+	rc = io && idle && done ? uswap_swapq_create(m->u, m->batch, &q) : -ENOMEM;
+	if (rc) {
+		thread_failed(m, i, rc, 0);
+		goto out;
+	}
+	for (unsigned int j = 0; j < m->batch; j++)
+		idle[j] = j;
+	for (share(m, i, &f, &end); f < end || uswap_swapq_pending(q);) {
+		unsigned int k = 0;
+
+		/* Refill in one call once a quarter of the queue is answered:
+		 * the file's ring then gets one io_uring_submit for them. */
+		while (f < end && nr_idle && (nr_idle >= (m->batch + 3) / 4 || k)) {
+			struct uswap_swap_io *r = &io[idle[--nr_idle]];
+
+			*r = (struct uswap_swap_io){
+				.pages = (out ? m->d->src : m->d->dst) + f * m->folio_bytes,
+				.order = m->order, .entry = { out ? 0 : m->entries[f] },
+			};
+			f++;
+			done[k++] = r;
+		}
+		if (k) {
+			rc = out ? uswap_swapq_out(q, done, k, 0) : uswap_swapq_in(q, done, k);
+			if (rc != (int)k) { /* cannot: the room was there */
+				thread_failed(m, i, rc < 0 ? rc : -EAGAIN, f - k);
+				goto out;
+			}
+		}
+		rc = uswap_swapq_reap(q, 1, done, m->batch);
+		for (int j = 0; j < rc; j++) {
+			struct uswap_swap_io *r = done[j];
+			uint64_t folio = (uint64_t)(((char *)r->pages - (char *)(out ? m->d->src
+						: m->d->dst)) / (ptrdiff_t)m->folio_bytes);
+
+			if (r->result < 0) {
+				thread_failed(m, i, r->result, folio);
+				goto out;
+			}
+			if (out)
+				m->entries[folio] = r->entry.val;
+			cached += r->result == 1;
+			idle[nr_idle++] = (unsigned int)(r - io);
+		}
+	}
+out:
+	uswap_swapq_destroy(q);
+	free(done);
+	free(idle);
+	free(io);
+	return cached;
+}
+
 static void swap_out_share(void *arg, unsigned int i)
 {
 	struct measure *m = arg;
 	uint64_t f, end;
 
+	if (m->queue) {
+		queue_share(m, i, true);
+		return;
+	}
 	for (share(m, i, &f, &end); f < end;) {
 		uint64_t n = end - f < m->batch ? end - f : m->batch;
 
@@ -394,6 +466,10 @@ static void swap_in_share(void *arg, unsigned int i)
 	struct measure *m = arg;
 	uint64_t f, end, cached = 0;
 
+	if (m->queue) {
+		atomic_fetch_add(&m->cached, queue_share(m, i, false));
+		return;
+	}
 	for (share(m, i, &f, &end); f < end;) {
 		uint64_t n = end - f < m->batch ? end - f : m->batch;
 
@@ -531,6 +607,7 @@ int bench_io_measure(struct bench_io_data *d, struct bench_io_row *row,
 	m->order = row->order;
 	m->threads = row->threads;
 	m->batch = row->batch ? row->batch : 1;
+	m->queue = row->queue && m->batch > 1;
 	m->folio_bytes = (size_t)USWAP_PAGE_SIZE << row->order;
 
 	rc = uswap_create(NULL, &m->u);

@@ -105,6 +105,26 @@ char *t_dev_file(uint64_t nr_slots, bool mkswap, bool *made_swap)
 	return path;
 }
 
+char *t_dev_swapfile(uint64_t nr_slots)
+{
+	static const unsigned char zero[USWAP_PAGE_SIZE];
+	char *path = t_dev_file(0, false, NULL);
+	int fd = open(path, O_WRONLY);
+
+	if (fd < 0)
+		fail_msg("open %s: %s", path, strerror(errno));
+	for (uint64_t i = 0; i < nr_slots; i++)
+		if (write(fd, zero, sizeof(zero)) != (ssize_t)sizeof(zero))
+			fail_msg("write %s: %s", path, strerror(errno));
+	close(fd);
+	if (!t_run_mkswap(path)) {
+		unlink(path);
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
 /* ------------------------------------------------------------------ */
 /* Data */
 

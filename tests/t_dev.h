@@ -27,6 +27,11 @@
  * not used: the caller frees it). Fails the test on error. */
 char *t_dev_file(uint64_t nr_slots, bool mkswap, bool *made_swap);
 
+/* A swap file of @nr_slots pages written in full (swapon refuses holes)
+ * and prepared by `mkswap`, in the private temp dir. Return: its path
+ * (the caller frees it), or NULL when mkswap is not installed. */
+char *t_dev_swapfile(uint64_t nr_slots);
+
 /* ---------------------------------------------------------------------
  * Data
  * ------------------------------------------------------------------- */

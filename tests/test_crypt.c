@@ -62,43 +62,19 @@ static void round_trip(const char *spec)
 	uswap_destroy(u);
 }
 
-/* A mkswap'd file of 16 MiB written in full (swapon refuses holes), in a
- * fresh directory under /tmp, as a crypt spec; NULL without mkswap. */
+/* A mkswap'd file of 16 MiB as a crypt spec; NULL without mkswap. */
 static char *crypt_file(char *spec, size_t len, char **path)
 {
-	static char dir[64];
-	char cmd[256];
-	int fd;
-
-	snprintf(dir, sizeof(dir), "/tmp/uswap-crypt-XXXXXX");
-	t_true(mkdtemp(dir) != NULL);
-	*path = malloc(96);
-	snprintf(*path, 96, "%s/swap", dir);
-	fd = open(*path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
-	t_true(fd >= 0);
-	memset(back, 0, sizeof(back));
-	for (int i = 0; i < 4096; i++)
-		t_eq(write(fd, back, sizeof(back)), (long)sizeof(back));
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "PATH=$PATH:/sbin:/usr/sbin mkswap -q %s >/dev/null 2>&1",
-		 *path);
-	if (system(cmd) != 0) {
-		unlink(*path);
-		rmdir(dir);
-		free(*path);
+	*path = t_dev_swapfile(4096);
+	if (!*path)
 		return NULL;
-	}
 	snprintf(spec, len, "crypt:file:%s", *path);
 	return spec;
 }
 
 static void remove_file(char *path)
 {
-	char *slash = strrchr(path, '/');
-
 	unlink(path);
-	*slash = '\0';
-	rmdir(path);
 	free(path);
 }
 

@@ -6,7 +6,8 @@
  * never lost; the pages mapped never exceed the limit by more than the
  * stated in-flight margin; freeing regions and the pager leaves no slot in
  * use; a device read error makes the access fail (SIGBUS) and never
- * returns wrong data; swapoff under live regions moves their folios; the
+ * returns wrong data, and so does a crypt: file whose blocks were
+ * tampered with; swapoff under live regions moves their folios; the
  * CLI says how to get userfaultfd permission when it has none.
  *
  * Every test skips (exit 77 when all do) with the reason when userfaultfd
@@ -31,7 +32,7 @@
 
 #include <cmocka.h>
 
-#include "t_util.h"
+#include "t_dev.h"
 
 #define PAGE USWAP_PAGE_SIZE
 #define WORDS (PAGE / 8)
@@ -591,7 +592,31 @@ static int read_page(const uint64_t *base, size_t i, const char **why)
 	return 0;
 }
 
-static void read_errors(unsigned int flags, unsigned int readahead)
+/* Flip a byte in every page of @path after its header: each block on
+ * it is then tampered ciphertext. */
+static void tamper_all(const char *path)
+{
+	int fd = open(path, O_RDWR);
+	unsigned char page[PAGE];
+	off_t off;
+
+	t_true(fd >= 0);
+	for (off = PAGE; pread(fd, page, PAGE, off) == (ssize_t)PAGE; off += PAGE) {
+		page[PAGE / 2] ^= 0x5a;
+		t_eq(pwrite(fd, page, PAGE, off), (long)PAGE);
+	}
+	close(fd);
+}
+
+/*
+ * read_errors() - fill a region 4x the limit, then make what was
+ * evicted unreadable: every read of @spec fails (a faulty: device), or,
+ * with @tamper, every block of that swap file is tampered with (a crypt:
+ * device over it). Every page then reads its data or faults with SIGBUS,
+ * never wrong data.
+ */
+static void read_errors(const char *spec, const char *tamper, unsigned int flags,
+			unsigned int readahead)
 {
 	const uint64_t limit = 2u << 20;
 	const size_t nr = 4 * limit / PAGE;
@@ -603,8 +628,7 @@ static void read_errors(unsigned int flags, unsigned int readahead)
 	uint64_t *base;
 	void *first = NULL;
 
-	/* Every read fails; writes work, so eviction succeeds. */
-	swapon("faulty:read=1:ram:64M");
+	swapon(spec);
 	struct uswap_pager_config c = config(limit, 1, 1);
 	c.flags = flags;
 	c.readahead_pages = readahead;
@@ -618,6 +642,8 @@ static void read_errors(unsigned int flags, unsigned int readahead)
 	two_threads(writer_catching, base, nr, 1, false, &lost_writing);
 	st = pstats();
 	t_true(st.evictions > 0);
+	if (tamper)
+		tamper_all(tamper);
 
 	for (size_t i = 0; i < nr; i++) {
 		const char *why = NULL;
@@ -669,20 +695,49 @@ static void read_errors(unsigned int flags, unsigned int readahead)
 	t_eq_u64(total_inuse(), 0);
 }
 
+/* Every read fails; writes work, so eviction succeeds. */
+#define READ_FAILS "faulty:read=1:ram:64M"
+
 static void test_pager_read_error_faults_with_sigbus_never_wrong_data(void **state)
 {
-	read_errors(0, 0);
+	read_errors(READ_FAILS, NULL, 0, 0);
 }
 
 /* A folio read ahead that cannot be read is left for its own fault. */
 static void test_pager_read_error_with_readahead_faults_where_used(void **state)
 {
-	read_errors(0, 8);
+	read_errors(READ_FAILS, NULL, 0, 8);
 }
 
 static void test_pager_read_error_without_poison_maps_documented_fill(void **state)
 {
-	read_errors(USWAP_PAGER_NO_POISON, 0);
+	read_errors(READ_FAILS, NULL, USWAP_PAGER_NO_POISON, 0);
+}
+
+/* Tampered ciphertext on an encrypted swap file: its reads fail
+ * authentication (-EIO), so the accesses fault; nothing decrypts to wrong
+ * data. The device counts each failure. */
+static void test_pager_tampered_crypt_file_faults_with_sigbus(void **state)
+{
+	char *path = t_dev_swapfile(8192), spec[256];
+	FILE *out;
+	char *stats = NULL;
+	size_t len = 0;
+
+	if (!path) {
+		t_skip("mkswap not installed");
+		return;
+	}
+	snprintf(spec, sizeof(spec), "crypt:file:%s", path);
+	read_errors(spec, path, 0, 0);
+	out = open_memstream(&stats, &len);
+	t_eq(uswap_device_print_stats(u, types[0], out), 0);
+	fclose(out);
+	print_message("crypt device: %s", stats);
+	t_true(strstr(stats, "auth_failed ") && !strstr(stats, "auth_failed 0\n"));
+	free(stats);
+	unlink(path);
+	free(path);
 }
 
 /* ------------------------------------------------------------------------
@@ -1422,6 +1477,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pager_full_device_maps_over_limit_and_loses_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_freed_regions_and_pager_leave_no_slot_in_use, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_read_error_faults_with_sigbus_never_wrong_data, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_tampered_crypt_file_faults_with_sigbus, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_read_error_with_readahead_faults_where_used, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_read_error_without_poison_maps_documented_fill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_swapoff_moves_folios_of_live_regions, setup, teardown),

@@ -76,6 +76,15 @@ static void batch_for_swap_in(struct batch *b)
 	}
 }
 
+/* Pointers to @b's folios [from, from + n), as the queue calls take. */
+static struct uswap_swap_io **batch_ptrs(struct batch *b, struct uswap_swap_io **p,
+					 unsigned int from, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		p[i] = &b->io[from + i];
+	return p;
+}
+
 static void batch_free_slots(struct uswap *u, struct batch *b)
 {
 	for (unsigned int i = 0; i < NR; i++)
@@ -301,7 +310,7 @@ static void test_batch_bad_arguments_change_nothing(void **state)
 static void test_queue_keeps_requests_in_flight_across_calls(void **state)
 {
 	struct backend *be = t_backend_open(T_FILE_URING, DEV_SLOTS, false);
-	struct uswap_swap_io extra = { .pages = NULL }, *done[NR];
+	struct uswap_swap_io extra = { .pages = NULL }, *done[NR], *p[NR], *pe = &extra;
 	struct uswap *u = t_create(2, 0);
 	int type = swapon_backend(u, be, 0);
 	struct file_backend_info fi;
@@ -313,10 +322,10 @@ static void test_queue_keeps_requests_in_flight_across_calls(void **state)
 	t_eq(uswap_swapq_create(u, NR, &q), 0);
 	batch_make(&b, 31);
 	extra.pages = b.want[0];
-	t_eq(uswap_swapq_out(q, b.io, NR, 0), NR);
+	t_eq(uswap_swapq_out(q, batch_ptrs(&b, p, 0, NR), NR, 0), NR);
 	t_eq(uswap_swapq_pending(q), NR);
 	t_eq(uswap_swapq_space(q), 0);
-	t_eq(uswap_swapq_out(q, &extra, 1, 0), 0); /* full: nothing taken */
+	t_eq(uswap_swapq_out(q, &pe, 1, 0), 0); /* full: nothing taken */
 	if (file_backend_info(be, &fi) == 0 && fi.uring)
 		t_true(atomic_load(&u->devs[type]->io_inflight) > 0);
 	while (seen < NR) {
@@ -336,7 +345,7 @@ static void test_queue_keeps_requests_in_flight_across_calls(void **state)
 			t_true(b.io[j].entry.val != b.io[i].entry.val);
 
 	batch_for_swap_in(&b);
-	t_eq(uswap_swapq_in(q, b.io, NR), NR);
+	t_eq(uswap_swapq_in(q, batch_ptrs(&b, p, 0, NR), NR), NR);
 	t_eq(uswap_swapq_reap(q, NR, done, NR), NR);
 	for (unsigned int i = 0; i < NR; i++) {
 		t_eq(b.io[i].result, 0);
@@ -361,7 +370,7 @@ static void test_queue_answers_as_the_batch_calls(void **state)
 	struct uswap *u = t_create(2, 0);
 	int bad = swapon_backend(u, faulty_ram(&fo), 10);
 	int good = swapon_backend(u, t_backend_open(T_RAM, DEV_SLOTS, false), 0);
-	struct uswap_swap_io *done[NR], nopage = { .pages = NULL };
+	struct uswap_swap_io *done[NR], nopage = { .pages = NULL }, *pn = &nopage, *p[NR];
 	struct uswap_swapq *q;
 	struct batch b;
 
@@ -369,15 +378,16 @@ static void test_queue_answers_as_the_batch_calls(void **state)
 	t_eq(uswap_swapq_create(u, 4097, &q), -EINVAL);
 	t_eq(uswap_swapq_create(NULL, 8, &q), -EINVAL);
 	t_eq(uswap_swapq_create(u, 16, &q), 0);
-	t_eq(uswap_swapq_out(q, &nopage, 1, 0), -EINVAL);
-	t_eq(uswap_swapq_in(q, &nopage, 1), -EINVAL);
-	t_eq(uswap_swapq_out(NULL, &nopage, 1, 0), -EINVAL);
+	t_eq(uswap_swapq_out(q, &pn, 1, 0), -EINVAL);
+	t_eq(uswap_swapq_in(q, &pn, 1), -EINVAL);
+	t_eq(uswap_swapq_out(NULL, &pn, 1, 0), -EINVAL);
+	t_eq(uswap_swapq_out(q, NULL, 1, 0), -EINVAL);
 	t_eq(uswap_swapq_reap(q, 0, NULL, 1), -EINVAL);
 	t_eq(uswap_swapq_pending(q), 0);
 
 	batch_make(&b, 13);
 	for (unsigned int i = 0; i < NR; i += 16) {
-		t_eq(uswap_swapq_out(q, b.io + i, 16, 0), 16);
+		t_eq(uswap_swapq_out(q, batch_ptrs(&b, p, i, 16), 16, 0), 16);
 		t_eq(uswap_swapq_reap(q, 16, done, 16), 16);
 	}
 	for (unsigned int i = 0; i < NR; i++) {
@@ -389,7 +399,7 @@ static void test_queue_answers_as_the_batch_calls(void **state)
 
 	t_eq(uswap_swap_free(u, b.io[1].entry, b.io[1].order), 0);
 	batch_for_swap_in(&b);
-	t_eq(uswap_swapq_in(q, b.io, 3), 3);
+	t_eq(uswap_swapq_in(q, batch_ptrs(&b, p, 0, 3), 3), 3);
 	t_eq(uswap_swapq_reap(q, 3, done, NR), 3);
 	t_eq(b.io[0].result, 0);
 	t_eq(b.io[1].result, -ENOENT);
@@ -414,14 +424,14 @@ static void test_swapoff_waits_for_a_read_in_flight(void **state)
 	unsigned char *got = t_buf_alloc(folio_bytes(4), false);
 	struct uswap *u = t_create(2, 0);
 	int type = swapon_backend(u, t_backend_open(T_FILE_URING, DEV_SLOTS, false), 0);
-	struct uswap_swap_io io = { .pages = got, .order = 4 }, *done[1];
+	struct uswap_swap_io io = { .pages = got, .order = 4 }, *done[1], *pio = &io;
 	struct uswap_swapq *q;
 	uint64_t seed = 3;
 
 	t_fill_folio(want, 4, &seed);
 	t_eq(uswap_swap_out(u, want, 4, 0, &io.entry), 0);
 	t_eq(uswap_swapq_create(u, 4, &q), 0);
-	t_eq(uswap_swapq_in(q, &io, 1), 1);
+	t_eq(uswap_swapq_in(q, &pio, 1), 1);
 	t_eq(uswap_swap_free(u, io.entry, 4), 0);
 	t_eq(uswap_swapoff(u, type), 0);
 	t_eq(uswap_swapq_reap(q, 1, done, 1), 1);

@@ -356,10 +356,10 @@ static bool queue_one(struct worker *w, struct uswap_swapq *q, struct qreq *r)
 	if (r->out) {
 		stamp(r->page, o->id, o->version);
 		r->io = (struct uswap_swap_io){ .pages = r->page, .order = 0 };
-		rc = uswap_swapq_out(q, &r->io, 1, 0);
+		rc = uswap_swapq_out(q, (struct uswap_swap_io *[]){ &r->io }, 1, 0);
 	} else {
 		r->io = (struct uswap_swap_io){ .pages = r->page, .order = 0, .entry = o->entry };
-		rc = uswap_swapq_in(q, &r->io, 1);
+		rc = uswap_swapq_in(q, (struct uswap_swap_io *[]){ &r->io }, 1);
 	}
 	if (rc != 1) {
 		t_fail_async("swapq submit: %d with %u free places", rc, uswap_swapq_space(q));

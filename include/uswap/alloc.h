@@ -227,6 +227,9 @@ USWAP_API int uswap_swapon(struct uswap *u, const struct uswap_swapon_args *args
  * With slots in use and an owner callback (uswap_set_unuse()), every used
  * slot is handed to it until none is left (try_to_unuse()); meanwhile
  * swap-ins from the device keep working and no new slot is allocated on it.
+ * Swap-outs in flight on a swap queue (uswap_swapq_out()) pin their slots
+ * until their queue is reaped; reads in flight are completed (the backend
+ * reaped by swapoff itself) before the backend is closed.
  * Return: 0; -ENOENT (@type not swapped on, or outside 0..31); -EBUSY
  * (slots in use and no owner callback, or about 5 s of sweeps with nothing
  * freed: the device is put back, with what was already moved staying

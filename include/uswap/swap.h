@@ -129,7 +129,8 @@ USWAP_API void uswap_swapq_destroy(struct uswap_swapq *q);
 
 /*
  * uswap_swapq_out() - submit swap-outs of up to uswap_swapq_space() of
- * @nr folios: slots are allocated and the writes sent before the call
+ * the @nr folios @ios points to (pointers, as uswap_swapq_reap() hands
+ * them back, so answered ones can be refilled and sent again): slots are allocated and the writes sent before the call
  * returns; the commit runs in a later uswap_swapq_reap(). @flags as
  * uswap_swap_out(). The folios' pages are read until the answer comes
  * back (they are not copied unless USWAP_SWAP_KEEP_CACHE).
@@ -138,18 +139,18 @@ USWAP_API void uswap_swapq_destroy(struct uswap_swapq *q);
  * Context: the queue's thread; does not wait for I/O, but a file
  * backend's full ring is reaped to make room.
  */
-USWAP_API int uswap_swapq_out(struct uswap_swapq *q, struct uswap_swap_io *ios,
+USWAP_API int uswap_swapq_out(struct uswap_swapq *q, struct uswap_swap_io *const *ios,
 			      unsigned int nr, unsigned int flags);
 
 /*
- * uswap_swapq_in() - submit swap-ins of up to uswap_swapq_space() of @nr
- * folios (readahead: entries the caller expects to need). A swap cache hit
+ * uswap_swapq_in() - submit swap-ins of up to uswap_swapq_space() of the
+ * @nr folios @ios points to (readahead: entries the caller expects to need). A swap cache hit
  * is copied in this call and handed back by the next reap, as every other
  * answer. Return: how many of @ios were taken; -EINVAL (as
  * uswap_swap_in_batch()). Context: the queue's thread. The entries must
  * stay referenced until their answers come back.
  */
-USWAP_API int uswap_swapq_in(struct uswap_swapq *q, struct uswap_swap_io *ios,
+USWAP_API int uswap_swapq_in(struct uswap_swapq *q, struct uswap_swap_io *const *ios,
 			     unsigned int nr);
 
 /*

@@ -81,7 +81,7 @@ void swapq_init(struct swap_queue *q, struct uswap *u, struct swap_req *req,
 struct swap_req *swapq_get(struct swap_queue *q);
 int swapq_reap(struct swap_queue *q, unsigned int min, struct uswap_swap_io **done,
 	       unsigned int max);
-int swapq_submit(struct swap_queue *q, struct uswap_swap_io *ios, unsigned int nr,
+int swapq_submit(struct swap_queue *q, struct uswap_swap_io *const *ios, unsigned int nr,
 		 bool out, unsigned int flags);
 /* A batch call: @nr requests through a queue on the stack, submitted and
  * reaped until every one is answered. */
@@ -101,8 +101,11 @@ void swapq_flush(struct swap_queue *q, struct swapq_batch *sb);
  * Context: inside an RCU read section; no lock held. */
 int out_prepare(struct uswap *u, struct swap_req *r, struct pcpu_stats *st);
 int out_complete(struct uswap *u, struct swap_req *r, struct pcpu_stats *st);
-bool swap_out_args_ok(const struct uswap_swap_io *ios, unsigned int nr, unsigned int flags);
-bool swap_in_args_ok(const struct uswap_swap_io *ios, unsigned int nr);
+/* A folio the calls can take: pages, an order the allocator knows. */
+static inline bool swap_io_ok(const struct uswap_swap_io *io)
+{
+	return io && io->pages && io->order < NR_ORDERS;
+}
 int in_prepare(struct uswap *u, struct swap_req *r, struct pcpu_stats *st);
 int in_complete(struct swap_req *r, struct pcpu_stats *st);
 

@@ -85,12 +85,12 @@ int in_complete(struct swap_req *r, struct pcpu_stats *st)
 	return 1;
 }
 
-bool swap_in_args_ok(const struct uswap_swap_io *ios, unsigned int nr)
+static bool in_args_ok(const struct uswap_swap_io *ios, unsigned int nr)
 {
 	if (!ios)
 		return false;
 	for (unsigned int i = 0; i < nr; i++)
-		if (!ios[i].pages || ios[i].order >= NR_ORDERS)
+		if (!swap_io_ok(&ios[i]))
 			return false;
 	return true;
 }
@@ -100,7 +100,7 @@ USWAP_API int uswap_swap_in_batch(struct uswap *u, struct uswap_swap_io *ios,
 {
 	int done = 0;
 
-	if (!swap_in_args_ok(ios, nr))
+	if (!in_args_ok(ios, nr))
 		return -EINVAL;
 	swap_batch_run(u, ios, nr, false, 0);
 	for (unsigned int i = 0; i < nr; i++)

@@ -176,12 +176,12 @@ int out_complete(struct uswap *u, struct swap_req *r, struct pcpu_stats *st)
 	return out_place(u, r, st);
 }
 
-bool swap_out_args_ok(const struct uswap_swap_io *ios, unsigned int nr, unsigned int flags)
+static bool out_args_ok(const struct uswap_swap_io *ios, unsigned int nr, unsigned int flags)
 {
 	if (!ios || (flags & ~USWAP_SWAP_KEEP_CACHE))
 		return false;
 	for (unsigned int i = 0; i < nr; i++)
-		if (!ios[i].pages || ios[i].order >= NR_ORDERS)
+		if (!swap_io_ok(&ios[i]))
 			return false;
 	return true;
 }
@@ -191,7 +191,7 @@ USWAP_API int uswap_swap_out_batch(struct uswap *u, struct uswap_swap_io *ios,
 {
 	int done = 0;
 
-	if (!swap_out_args_ok(ios, nr, flags))
+	if (!out_args_ok(ios, nr, flags))
 		return -EINVAL;
 	swap_batch_run(u, ios, nr, true, flags);
 	for (unsigned int i = 0; i < nr; i++)

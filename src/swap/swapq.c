@@ -207,7 +207,7 @@ static bool reap_backends(struct swap_queue *q)
  * once (no room, a swap cache hit, a bad entry) are READY for the next
  * reap like the rest. Return: how many of @ios were taken.
  */
-int swapq_submit(struct swap_queue *q, struct uswap_swap_io *ios, unsigned int nr,
+int swapq_submit(struct swap_queue *q, struct uswap_swap_io *const *ios, unsigned int nr,
 		 bool out, unsigned int flags)
 {
 	struct pcpu_stats *st = this_cpu_stats(q->u);
@@ -222,7 +222,7 @@ int swapq_submit(struct swap_queue *q, struct uswap_swap_io *ios, unsigned int n
 		if (!r)
 			break;
 		r->out = out;
-		r->user = &ios[n];
+		r->user = ios[n];
 		r->flags = flags;
 		rc = out ? out_prepare(q->u, r, st) : in_prepare(q->u, r, st);
 		if (rc == 0)
@@ -271,12 +271,17 @@ void swap_batch_run(struct uswap *u, struct uswap_swap_io *ios, unsigned int nr,
 {
 	struct swap_req req[SWAP_BATCH];
 	unsigned int busy[SWAP_BATCH], free[SWAP_BATCH], sent = 0;
+	struct uswap_swap_io *p[SWAP_BATCH];
 	struct swap_queue q;
 
 	swapq_init(&q, u, req, busy, free, SWAP_BATCH);
 	q.sync_single = true;
 	while (sent < nr) {
-		sent += (unsigned int)swapq_submit(&q, ios + sent, nr - sent, out, flags);
+		unsigned int k = q.nr_free < nr - sent ? q.nr_free : nr - sent;
+
+		for (unsigned int i = 0; i < k; i++)
+			p[i] = &ios[sent + i];
+		sent += (unsigned int)swapq_submit(&q, p, k, out, flags);
 		/* Reap half a queue before refilling: submissions stay
 		 * batched while the devices are kept busy. */
 		swapq_reap(&q, sent < nr ? SWAP_BATCH / 2 : q.nr_busy, NULL, SWAP_BATCH);
@@ -328,18 +333,28 @@ USWAP_API int uswap_swapq_reap(struct uswap_swapq *sq, unsigned int min,
 	return swapq_reap(&sq->q, min, done, max);
 }
 
-USWAP_API int uswap_swapq_out(struct uswap_swapq *sq, struct uswap_swap_io *ios,
+static bool ios_ok(struct uswap_swap_io *const *ios, unsigned int nr)
+{
+	if (!ios)
+		return false;
+	for (unsigned int i = 0; i < nr; i++)
+		if (!swap_io_ok(ios[i]))
+			return false;
+	return true;
+}
+
+USWAP_API int uswap_swapq_out(struct uswap_swapq *sq, struct uswap_swap_io *const *ios,
 			      unsigned int nr, unsigned int flags)
 {
-	if (!sq || !swap_out_args_ok(ios, nr, flags))
+	if (!sq || (flags & ~USWAP_SWAP_KEEP_CACHE) || !ios_ok(ios, nr))
 		return -EINVAL;
 	return swapq_submit(&sq->q, ios, nr, true, flags);
 }
 
-USWAP_API int uswap_swapq_in(struct uswap_swapq *sq, struct uswap_swap_io *ios,
+USWAP_API int uswap_swapq_in(struct uswap_swapq *sq, struct uswap_swap_io *const *ios,
 			     unsigned int nr)
 {
-	if (!sq || !swap_in_args_ok(ios, nr))
+	if (!sq || !ios_ok(ios, nr))
 		return -EINVAL;
 	return swapq_submit(&sq->q, ios, nr, false, 0);
 }
