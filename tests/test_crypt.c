@@ -7,9 +7,14 @@
  * each read as -EIO (counted), never as data; a cluster's key exists only
  * while the cluster holds pages and is gone once its last page is freed,
  * after which the old ciphertext does not decrypt with any key still
- * held (its slot reads -EIO even with a key made anew).
+ * held (its slot reads -EIO even with a key made anew); a key table or a
+ * tag table that cannot be allocated fails the open with -ENOMEM and a
+ * message, nothing leaked.
  */
 #include <fcntl.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -224,12 +229,68 @@ static void test_a_freed_cluster_loses_its_key(void **state)
 	uswap_destroy(u);
 }
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define T_SANITIZED 1
+#endif
+
+/* In a child held to its current address space plus 64 MiB: open crypt
+ * over an inner device of @nr_slots (only its size is read). Exit 0 if
+ * the open failed with -ENOMEM and a message naming @what. */
+static void open_under_limit(uint64_t nr_slots, const char *what)
+{
+	struct backend inner = { .nr_slots = nr_slots };
+	struct backend *b = NULL;
+	char err[256] = "";
+	unsigned long vsz_pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	struct rlimit rl;
+	int rc;
+
+	if (!f || fscanf(f, "%lu", &vsz_pages) != 1)
+		_exit(3);
+	fclose(f);
+	rl.rlim_cur = rl.rlim_max = vsz_pages * (rlim_t)sysconf(_SC_PAGESIZE) + (64u << 20);
+	if (setrlimit(RLIMIT_AS, &rl))
+		_exit(4);
+	snprintf(inner.name, sizeof(inner.name), "huge");
+	rc = backend_crypt_open(&inner, &b, err, sizeof(err));
+	printf("# %llu slots: %d: %s\n", (unsigned long long)nr_slots, rc, err);
+	fflush(stdout);
+	_exit(rc == -ENOMEM && strstr(err, what) ? 0 : 1);
+}
+
+/* 2^30 slots need a 100+ MiB key table; 2^24 slots a 2.5 MiB key table
+ * but 320 MiB of tags: both opens fail cleanly under the limit. */
+static void test_a_table_that_cannot_be_allocated_fails_the_open(void **state)
+{
+	static const struct { uint64_t slots; const char *what; } cases[] = {
+		{ UINT64_C(1) << 30, "key table" },
+		{ UINT64_C(1) << 24, "tags" },
+	};
+#ifdef T_SANITIZED
+	t_skip("a sanitizer's shadow memory does not fit under RLIMIT_AS");
+	return;
+#endif
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pid_t pid = fork();
+		int status;
+
+		t_true(pid >= 0);
+		if (pid == 0)
+			open_under_limit(cases[i].slots, cases[i].what);
+		t_eq(waitpid(pid, &status, 0), pid);
+		t_true(WIFEXITED(status));
+		t_eq(WEXITSTATUS(status), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crypt_round_trips_on_ram_zram_a_file_and_nbd),
 		cmocka_unit_test(test_tampered_moved_and_replayed_blocks_read_as_eio),
 		cmocka_unit_test(test_a_freed_cluster_loses_its_key),
+		cmocka_unit_test(test_a_table_that_cannot_be_allocated_fails_the_open),
 	};
 	return t_run(tests);
 }

@@ -15,8 +15,9 @@
  * (MADV_DONTDUMP).
  *
  * Pages: AES-256-GCM where the CPU has AES instructions, else
- * XChaCha20-Poly1305, both libsodium's (detached tags); the nonce and the
- * associated data are made of (slot, generation). The generation of a
+ * XChaCha20-Poly1305, both libsodium's (detached tags); the nonce is
+ * (slot, generation), the associated data (device, slot, generation), the
+ * device being 16 random bytes drawn at open. The generation of a
  * slot counts its writes, so a block moved to another slot, replayed from
  * an older write, or changed in any
  * byte fails authentication: the read is -EIO, never data. The 16-byte
@@ -43,6 +44,7 @@
 #define KEY_BYTES   32
 #define TAG_BYTES   16
 #define NONCE_BYTES crypto_aead_xchacha20poly1305_ietf_NPUBBYTES /* the longer */
+#define DEV_ID_BYTES 16
 
 struct crypt_cluster {
 	unsigned char key[KEY_BYTES];
@@ -64,6 +66,7 @@ struct crypt_backend {
 	struct crypt_slot *slot;      /* per slot */
 	unsigned char *live;          /* per slot: holds data (bitmap bytes) */
 	_Atomic uint64_t nr_keys, nr_keys_made, nr_keys_wiped, nr_auth_failed;
+	unsigned char dev_id[DEV_ID_BYTES]; /* random, per open: in every AD */
 };
 
 static const struct backend_ops crypt_ops;
@@ -81,7 +84,15 @@ static void nonce_of(uint64_t slot, uint32_t gen, unsigned char nonce[NONCE_BYTE
 	memcpy(nonce + sizeof(slot), &gen, sizeof(gen));
 }
 
-#define AD_BYTES 12 /* the (slot, generation) part of the nonce, authenticated */
+/* Associated data: (device, slot, generation). */
+#define AD_BYTES (DEV_ID_BYTES + 12)
+
+static void ad_of(const struct crypt_backend *cb, const unsigned char nonce[NONCE_BYTES],
+		  unsigned char ad[AD_BYTES])
+{
+	memcpy(ad, cb->dev_id, DEV_ID_BYTES);
+	memcpy(ad + DEV_ID_BYTES, nonce, 12);
+}
 
 /*
  * Why libsodium and not OpenSSL, although OpenSSL is faster here
@@ -97,24 +108,25 @@ static bool use_aes;
 
 /* Seal one page: @out gets the ciphertext, @tag its tag. Return: 0, -1. */
 static int seal_page(const unsigned char *key, const unsigned char nonce[NONCE_BYTES],
-		     const unsigned char *in, unsigned char *out, unsigned char *tag)
+		     const unsigned char *ad, const unsigned char *in, unsigned char *out,
+		     unsigned char *tag)
 {
 	if (use_aes)
 		return crypto_aead_aes256gcm_encrypt_detached(out, tag, NULL, in,
-				USWAP_PAGE_SIZE, nonce, AD_BYTES, NULL, nonce, key);
+				USWAP_PAGE_SIZE, ad, AD_BYTES, NULL, nonce, key);
 	return crypto_aead_xchacha20poly1305_ietf_encrypt_detached(out, tag, NULL, in,
-			USWAP_PAGE_SIZE, nonce, AD_BYTES, NULL, nonce, key);
+			USWAP_PAGE_SIZE, ad, AD_BYTES, NULL, nonce, key);
 }
 
 /* Open one page in place. Return: 0, -1 (not authentic). */
 static int open_page(const unsigned char *key, const unsigned char nonce[NONCE_BYTES],
-		     unsigned char *page, const unsigned char *tag)
+		     const unsigned char *ad, unsigned char *page, const unsigned char *tag)
 {
 	if (use_aes)
 		return crypto_aead_aes256gcm_decrypt_detached(page, NULL, page,
-				USWAP_PAGE_SIZE, tag, nonce, AD_BYTES, nonce, key);
+				USWAP_PAGE_SIZE, tag, ad, AD_BYTES, nonce, key);
 	return crypto_aead_xchacha20poly1305_ietf_decrypt_detached(page, NULL, page,
-			USWAP_PAGE_SIZE, tag, nonce, AD_BYTES, nonce, key);
+			USWAP_PAGE_SIZE, tag, ad, AD_BYTES, nonce, key);
 }
 
 /* Slot @s now holds data: count it in its cluster, making the cluster's
@@ -164,7 +176,7 @@ static int crypt_write(struct backend *b, uint64_t slot, unsigned int order,
 {
 	struct crypt_backend *cb = to_crypt(b);
 	size_t len = folio_bytes(order);
-	unsigned char *ct, nonce[NONCE_BYTES];
+	unsigned char *ct, nonce[NONCE_BYTES], ad[AD_BYTES];
 	int rc = backend_check_io(b, slot, order);
 
 	if (rc)
@@ -185,7 +197,8 @@ static int crypt_write(struct backend *b, uint64_t slot, unsigned int order,
 		pthread_mutex_unlock(&c->lock);
 		cb->slot[s].gen++;
 		nonce_of(s, cb->slot[s].gen, nonce);
-		rc = seal_page(key, nonce, (const unsigned char *)buf + i * USWAP_PAGE_SIZE,
+		ad_of(cb, nonce, ad);
+		rc = seal_page(key, nonce, ad, (const unsigned char *)buf + i * USWAP_PAGE_SIZE,
 			       ct + i * USWAP_PAGE_SIZE, cb->slot[s].tag);
 		sodium_memzero(key, sizeof(key));
 		if (rc) {
@@ -202,7 +215,7 @@ out:
 static int crypt_read(struct backend *b, uint64_t slot, unsigned int order, void *buf)
 {
 	struct crypt_backend *cb = to_crypt(b);
-	unsigned char nonce[NONCE_BYTES];
+	unsigned char nonce[NONCE_BYTES], ad[AD_BYTES];
 	int rc = backend_check_io(b, slot, order);
 
 	if (rc)
@@ -221,7 +234,8 @@ static int crypt_read(struct backend *b, uint64_t slot, unsigned int order, void
 		memcpy(key, c->key, sizeof(key));
 		pthread_mutex_unlock(&c->lock);
 		nonce_of(s, cb->slot[s].gen, nonce);
-		rc = live ? open_page(key, nonce, page, cb->slot[s].tag) : -1;
+		ad_of(cb, nonce, ad);
+		rc = live ? open_page(key, nonce, ad, page, cb->slot[s].tag) : -1;
 		sodium_memzero(key, sizeof(key));
 		if (rc) {
 			atomic_fetch_add(&cb->nr_auth_failed, 1);
@@ -316,6 +330,7 @@ int backend_crypt_open(struct backend *inner, struct backend **out, char *err, s
 	if (!cb)
 		return backend_errf(err, errlen, -ENOMEM, "crypt: out of memory");
 	cb->inner = inner;
+	randombytes_buf(cb->dev_id, sizeof(cb->dev_id));
 	cb->nr_clusters = (inner->nr_slots + USWAP_CLUSTER_SLOTS - 1) / USWAP_CLUSTER_SLOTS;
 	cb->table_bytes = cb->nr_clusters * sizeof(*cb->cl);
 	cb->cl = mmap(NULL, cb->table_bytes, PROT_READ | PROT_WRITE,
