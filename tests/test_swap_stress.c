@@ -18,7 +18,8 @@
  *    pages back to a lower device all along;
  *  - the same model under queued traffic (uswap_swapq_*: up to 32 requests
  *    in flight per thread, answered in any order): with faults, and during
- *    a swapoff of the io_uring file device they are in flight on.
+ *    a swapoff of the io_uring file device they are in flight on;
+ *  - batched and queued traffic on zram with compression workers.
  * Arguments: none; USWAP_STRESS_SCALE shrinks the work, USWAP_TEST_SEED
  * fixes the seed.
  */
@@ -838,6 +839,37 @@ static void test_swap_out_never_finds_a_device_without_its_backend(void **state)
 	uswap_destroy(r.u);
 }
 
+/* Batched and queued traffic from 2 threads on zram with 2 compression
+ * workers (completions on the workers' threads, the submitters helping):
+ * no page lost or wrong, and the workers really ran requests. */
+static void test_batches_and_queues_over_zram_workers_lose_no_page(void **state)
+{
+	struct uswap *u = t_create(2, 0);
+	struct uswap_backend *ub;
+	uint64_t by_workers = 0;
+	char err[256];
+	struct model m;
+	int prio;
+	uint64_t ops = (uint64_t)(50000 * t_env_scale()) + 1000;
+
+	t_async_reset();
+	t_eq(uswap_backend_open("zram:64M:workers=2", &ub, &prio, err, sizeof(err)), 0);
+	swapon_backend(u, (struct backend *)ub, 0);
+	model_init(&m, u, 8192);
+	run_threads(&m, 2, ops, t_env_seed(), batch_traffic);
+	run_threads(&m, 2, ops, t_env_seed() + 1, queued_traffic);
+	t_assert_no_async_failure("traffic over zram workers");
+	t_eq(zram_nr_workers((struct backend *)ub, &by_workers), 2);
+	model_drain(&m);
+	printf("# %llu pages verified; %llu requests ran on the workers\n",
+	       (unsigned long long)m.verified, (unsigned long long)by_workers);
+	t_true(by_workers > 0);
+	t_eq_u64(t_total_inuse(u), 0);
+	t_check(u);
+	model_free(&m);
+	uswap_destroy(u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -851,6 +883,7 @@ int main(void)
 		cmocka_unit_test(test_swapoff_under_queued_traffic_moves_every_page),
 		cmocka_unit_test(test_batches_over_nbd_lose_no_page),
 		cmocka_unit_test(test_batches_over_zram_writeback_lose_no_page),
+		cmocka_unit_test(test_batches_and_queues_over_zram_workers_lose_no_page),
 	};
 	return t_run(tests);
 }

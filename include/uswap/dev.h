@@ -202,7 +202,11 @@ USWAP_API int uswap_header_read_file(const char *path, struct uswap_header_info 
  * Device specs: the strings every command takes to name a device
  *
  *   ram:SIZE[:prio=N]                  memory, uncompressed
- *   zram:SIZE[:lz4|:zstd][:prio=N]     compressed memory (default lz4)
+ *   zram:SIZE[:lz4|:zstd][:prio=N][:workers=N]
+ *                                      compressed memory (default lz4);
+ *                                      workers=0..8 threads compress the
+ *                                      swap path's batches (default 0:
+ *                                      the submitting thread does)
  *   file:PATH[:prio=N][:discard][:direct][:qd=N][:sync]
  *                                      a mkswap'd file or block device;
  *                                      write ':' in PATH as '\:', '\' as '\\'

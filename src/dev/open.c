@@ -110,6 +110,17 @@ static int open_mirror(const struct dev_spec *s, struct backend **out, char *err
 	return rc;
 }
 
+/* A zram device and its compression workers. */
+static int open_zram(const struct dev_spec *s, struct backend **out, char *err,
+		     size_t errlen)
+{
+	int rc = backend_zram_open(s->size_bytes, s->algo, out, err, errlen);
+
+	if (!rc && (rc = zram_workers_start(*out, s->zram_workers, err, errlen)))
+		(*out)->ops->close(*out);
+	return rc;
+}
+
 /* The zram device, then its lower device handed to it. */
 static int open_writeback(const struct dev_spec *s, struct backend **out, char *err,
 			  size_t errlen)
@@ -133,7 +144,7 @@ static int open_spec(const struct dev_spec *s, struct backend **out, char *err,
 	case DEV_KIND_RAM:
 		return backend_ram_open(s->size_bytes, out, err, errlen);
 	case DEV_KIND_ZRAM:
-		return backend_zram_open(s->size_bytes, s->algo, out, err, errlen);
+		return open_zram(s, out, err, errlen);
 	case DEV_KIND_FILE:
 		return open_file(s, out, err, errlen);
 	case DEV_KIND_FAULTY:

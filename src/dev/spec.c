@@ -279,6 +279,7 @@ enum {
 	OPT_QD = 1 << 4,
 	OPT_SYNC = 1 << 5,
 	OPT_CONNS = 1 << 6,
+	OPT_WORKERS = 1 << 7,
 };
 
 static const struct kind_option {
@@ -293,6 +294,7 @@ static const struct kind_option {
 	{ 1u << DEV_KIND_ZRAM, "algo", true, OPT_ALGO },
 	{ 1u << DEV_KIND_ZRAM, "lz4", false, OPT_ALGO },
 	{ 1u << DEV_KIND_ZRAM, "zstd", false, OPT_ALGO },
+	{ 1u << DEV_KIND_ZRAM, "workers", true, OPT_WORKERS },
 	{ 1u << DEV_KIND_FILE, "qd", true, OPT_QD },
 	{ 1u << DEV_KIND_FILE, "discard", false, OPT_DISCARD },
 	{ 1u << DEV_KIND_FILE, "direct", false, OPT_DIRECT },
@@ -333,6 +335,11 @@ static int apply_kind_option(struct dev_spec *spec, const struct kind_option *o,
 		return 0;
 	case OPT_DIRECT:
 		spec->file.direct = true;
+		return 0;
+	case OPT_WORKERS:
+		if (parse_uint_opt("workers", value, 0, ZRAM_MAX_WORKERS, &qd, err, errlen))
+			return -EINVAL;
+		spec->zram_workers = (unsigned int)qd;
 		return 0;
 	case OPT_CONNS:
 		if (parse_uint_opt("conns", value, 1, DEV_SPEC_MAX_CONNS, &qd, err, errlen))

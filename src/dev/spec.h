@@ -8,7 +8,8 @@
  *   spec    := ram | zram | file | nbd | faulty | mirror | writeback | crypt
  *   crypt   := "crypt:" spec
  *   ram     := "ram:" SIZE [":prio=" N]
- *   zram    := "zram:" SIZE { ":" ("lz4" | "zstd" | "algo=" ALGO | "prio=" N) }
+ *   zram    := "zram:" SIZE { ":" ("lz4" | "zstd" | "algo=" ALGO | "prio=" N |
+ *                                  "workers=" N) }
  *   file    := "file:" PATH { ":" ("prio=" N | "discard" | "direct" |
  *                                  "qd=" N | "sync") }
  *   nbd     := "nbd:" URI { ":" ("prio=" N | "conns=" N) }
@@ -82,6 +83,7 @@ struct dev_spec {
 				     the options or the inner spec) */
 	uint64_t size_bytes;      /* ram, zram: multiple of USWAP_PAGE_SIZE */
 	char algo[8];             /* zram: "lz4" (=) or "zstd"; else "" */
+	unsigned int zram_workers;/* zram: compression threads (=0: none) */
 	char *path;               /* file: unescaped, owned; nbd: the URI,
 				     owned; else NULL */
 	unsigned int nbd_conns;   /* nbd: connections (=0: auto, 4 with the

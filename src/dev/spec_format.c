@@ -172,6 +172,8 @@ static int sb_spec(struct sbuf *b, const struct dev_spec *spec)
 		sb_size(b, spec->size_bytes);
 	if (spec->kind == DEV_KIND_ZRAM && strcmp(spec->algo, "lz4"))
 		sb_printf(b, ":%s", spec->algo);
+	if (spec->kind == DEV_KIND_ZRAM && spec->zram_workers)
+		sb_printf(b, ":workers=%u", spec->zram_workers);
 	if (spec->prio != USWAP_PRIO_DEFAULT)
 		sb_printf(b, ":prio=%d", spec->prio);
 	if (spec->kind == DEV_KIND_NBD && spec->nbd_conns)
@@ -299,6 +301,8 @@ static void describe_device(struct describer *d, const struct dev_spec *s)
 	switch (s->kind) {
 	case DEV_KIND_ZRAM:
 		opt(d, "algo", "%s", s->algo);
+		if (s->zram_workers)
+			opt(d, "workers", "%u", s->zram_workers);
 		/* fall through */
 	case DEV_KIND_RAM:
 		opt(d, "size", "%" PRIu64, s->size_bytes);

@@ -56,10 +56,6 @@
 static _Atomic unsigned int zram_ids; /* next default name "zram<N>" */
 static const struct backend_ops zram_ops;
 
-static inline struct zram_backend *to_zram(struct backend *b)
-{
-	return (struct zram_backend *)b;
-}
 
 static void mem_used_add(struct zram_backend *zb, uint64_t n)
 {
@@ -490,6 +486,12 @@ static void zram_print_stats(struct backend *b, FILE *out)
 			(unsigned long long)wb.bd_writes, (unsigned long long)wb.failed,
 			(unsigned long long)wb.idle, (unsigned long long)wb.huge,
 			(unsigned long long)wb.budget);
+	uint64_t by_workers;
+	unsigned int nr_workers = zram_nr_workers(b, &by_workers);
+
+	if (nr_workers)
+		fprintf(out, "workers %u\nworker_requests %llu\n", nr_workers,
+			(unsigned long long)by_workers);
 	zpool_stats(to_zram(b)->objs, &pool);
 	fprintf(out, "pool_mapped %llu\npool_blocks_used %llu\npool_blocks_idle %llu\n"
 		"pool_blocks_cold %llu\n",
@@ -505,6 +507,7 @@ static void zram_close(struct backend *b)
 
 	if (b == NULL)
 		return;
+	zram_workers_stop(zb); /* they finish what is queued */
 	zram_wb_stop(zb); /* the writeback thread, and the lower device */
 	zpool_destroy(zb->objs); /* every stored object with it */
 	while ((c = zb->pool) != NULL) {
@@ -526,7 +529,8 @@ static const struct backend_ops zram_ops = {
 	.discard = zram_discard,
 	.flush = zram_flush,
 	.submit = backend_submit_sync,
-	.reap = backend_reap_sync,
+	.submit_batch = zram_submit_batch,
+	.reap = zram_reap,
 	.print_stats = zram_print_stats,
 	.close = zram_close,
 };

@@ -66,6 +66,22 @@ int zram_mm_stat(struct backend *b, struct zram_mm_stat *st);
 /* zram_io_stat() - as zram_mm_stat(), for the traffic counters. */
 int zram_io_stat(struct backend *b, struct zram_io_stat *st);
 
+/*
+ * zram_workers_start() - compress and decompress the requests of each
+ * submitted batch on @n threads of the device's own (1..ZRAM_MAX_WORKERS),
+ * the submitter helping while it reaps; 0 changes nothing (every request
+ * runs on the submitting thread, as the kernel's zram). Single requests
+ * (the synchronous ops) always run on the caller's thread.
+ * Return: 0; -EINVAL (@n too large); -ENOMEM or a pthread error (no
+ * worker left running), with a message in @err.
+ * Context: right after backend_zram_open(), before any I/O.
+ */
+#define ZRAM_MAX_WORKERS 8
+int zram_workers_start(struct backend *b, unsigned int n, char *err, size_t errlen);
+/* zram_nr_workers() - workers running on @b; *@by_workers (if not NULL):
+ * requests they ran so far. */
+unsigned int zram_nr_workers(const struct backend *b, uint64_t *by_workers);
+
 /* zram_algo() - the algorithm name ("lz4" or "zstd"), NULL if @b is not a
  * zram backend. The string is static. */
 const char *zram_algo(struct backend *b);

@@ -91,7 +91,18 @@ struct zram_backend {
 	_Atomic uint64_t failed_writes;
 	_Atomic uint64_t notify_free;
 	struct zram_wb *wb;          /* writeback (zram_wb.c), or NULL */
+	struct zram_workers *workers; /* zram_workers.c, or NULL */
 };
+
+static inline struct zram_backend *to_zram(struct backend *b)
+{
+	return (struct zram_backend *)b;
+}
+
+/* zram_workers.c: the async ops, and the workers behind them. */
+int zram_submit_batch(struct backend *b, struct backend_io **ios, unsigned int n);
+int zram_reap(struct backend *b, unsigned int min_complete);
+void zram_workers_stop(struct zram_backend *zb);
 
 static inline void cpu_relax(void)
 {
