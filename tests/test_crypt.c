@@ -9,7 +9,8 @@
  * after which the old ciphertext does not decrypt with any key still
  * held (its slot reads -EIO even with a key made anew); a key table or a
  * tag table that cannot be allocated fails the open with -ENOMEM and a
- * message, nothing leaked.
+ * message, nothing leaked; batches over a file go through its io_uring,
+ * and a tampered block in a batch is -EIO for that folio alone.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -261,6 +262,54 @@ static void open_under_limit(uint64_t nr_slots, const char *what)
 
 /* 2^30 slots need a 100+ MiB key table; 2^24 slots a 2.5 MiB key table
  * but 320 MiB of tags: both opens fail cleanly under the limit. */
+/* Batched swap-outs and swap-ins on crypt over an io_uring file: the
+ * sealed pages reach the file through its ring, reads are opened as they
+ * complete, and one tampered block fails its own folio only. */
+static void test_crypt_batches_go_async_and_fail_per_folio(void **state)
+{
+	struct uswap_swap_io io[N];
+	char spec[256], *path;
+	unsigned char block[USWAP_PAGE_SIZE];
+	struct uswap *u;
+	uint64_t seed = 5;
+	int type;
+
+	if (!crypt_file(spec, sizeof(spec), &path)) {
+		t_skip("mkswap not installed");
+		return;
+	}
+	u = t_create(2, 0);
+	swapon_spec_b(u, spec, &type);
+	for (unsigned int i = 0; i < N; i++) {
+		t_fill_page(pages[i], T_PAGE_TEXT, &seed);
+		io[i] = (struct uswap_swap_io){ .pages = pages[i], .order = 0 };
+	}
+	t_eq(uswap_swap_out_batch(u, io, N, 0), N);
+	if (stat_of(u, type, "uring_error") == 0) /* the file has its ring */
+		t_true(stat_of(u, type, "async_submitted") >= N);
+	file_rw(path, uswap_entry_offset(io[7].entry), block, false);
+	t_true(!holds(block, pages[7]));
+	block[3] ^= 0x80;
+	file_rw(path, uswap_entry_offset(io[7].entry), block, true);
+	for (unsigned int i = 0; i < N; i++)
+		io[i].pages = t_buf_alloc(USWAP_PAGE_SIZE, false);
+	t_eq(uswap_swap_in_batch(u, io, N), N - 1);
+	for (unsigned int i = 0; i < N; i++) {
+		if (i == 7) {
+			t_eq(io[i].result, -EIO);
+		} else {
+			t_eq(io[i].result, 0);
+			t_assert_same_bytes(io[i].pages, pages[i], USWAP_PAGE_SIZE, "crypt batch");
+		}
+		t_buf_free(io[i].pages, false);
+		t_eq(uswap_swap_free(u, io[i].entry, 0), 0);
+	}
+	t_eq_u64(stat_of(u, type, "auth_failed"), 1);
+	t_eq_u64(t_total_inuse(u), 0);
+	uswap_destroy(u);
+	remove_file(path);
+}
+
 static void test_a_table_that_cannot_be_allocated_fails_the_open(void **state)
 {
 	static const struct { uint64_t slots; const char *what; } cases[] = {
@@ -290,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_crypt_round_trips_on_ram_zram_a_file_and_nbd),
 		cmocka_unit_test(test_tampered_moved_and_replayed_blocks_read_as_eio),
 		cmocka_unit_test(test_a_freed_cluster_loses_its_key),
+		cmocka_unit_test(test_crypt_batches_go_async_and_fail_per_folio),
 		cmocka_unit_test(test_a_table_that_cannot_be_allocated_fails_the_open),
 	};
 	return t_run(tests);

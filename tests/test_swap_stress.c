@@ -19,7 +19,8 @@
  *  - the same model under queued traffic (uswap_swapq_*: up to 32 requests
  *    in flight per thread, answered in any order): with faults, and during
  *    a swapoff of the io_uring file device they are in flight on;
- *  - batched and queued traffic on zram with compression workers.
+ *  - batched and queued traffic on zram with compression workers, and on
+ *    crypt over an io_uring file.
  * Arguments: none; USWAP_STRESS_SCALE shrinks the work, USWAP_TEST_SEED
  * fixes the seed.
  */
@@ -31,6 +32,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -870,6 +872,41 @@ static void test_batches_and_queues_over_zram_workers_lose_no_page(void **state)
 	uswap_destroy(u);
 }
 
+/* Queued and batched traffic from 2 threads on crypt over an io_uring
+ * file: pages are opened in completions on whichever thread reaps the
+ * ring; no page lost or wrong. */
+static void test_queues_over_crypt_on_a_file_lose_no_page(void **state)
+{
+	char *path = t_dev_swapfile(64 * USWAP_CLUSTER_SLOTS), spec[256], err[256];
+	uint64_t ops = (uint64_t)(30000 * t_env_scale()) + 1000;
+	struct uswap_backend *ub;
+	struct uswap *u;
+	struct model m;
+	int prio;
+
+	if (!path) {
+		t_skip("mkswap not installed");
+		return;
+	}
+	t_async_reset();
+	u = t_create(2, 0);
+	snprintf(spec, sizeof(spec), "crypt:file:%s", path);
+	t_eq(uswap_backend_open(spec, &ub, &prio, err, sizeof(err)), 0);
+	swapon_backend(u, (struct backend *)ub, 0);
+	model_init(&m, u, 8192);
+	run_threads(&m, 2, ops, t_env_seed(), queued_traffic);
+	run_threads(&m, 2, ops, t_env_seed() + 1, batch_traffic);
+	t_assert_no_async_failure("traffic over crypt");
+	model_drain(&m);
+	printf("# %llu pages verified over crypt:file\n", (unsigned long long)m.verified);
+	t_eq_u64(t_total_inuse(u), 0);
+	t_check(u);
+	model_free(&m);
+	uswap_destroy(u);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -884,6 +921,7 @@ int main(void)
 		cmocka_unit_test(test_batches_over_nbd_lose_no_page),
 		cmocka_unit_test(test_batches_over_zram_writeback_lose_no_page),
 		cmocka_unit_test(test_batches_and_queues_over_zram_workers_lose_no_page),
+		cmocka_unit_test(test_queues_over_crypt_on_a_file_lose_no_page),
 	};
 	return t_run(tests);
 }

@@ -27,8 +27,9 @@
  *
  * Failures: a key table that cannot be allocated or locked fails the
  * open; a cipher failure fails the I/O with -EIO before anything is
- * written: plaintext never reaches the inner device. I/O goes through
- * the synchronous ops (submit runs them at once).
+ * written: plaintext never reaches the inner device. Submitted batches
+ * reach the inner device's own submit (a file's io_uring, an export's
+ * requests in flight); reads are opened as they complete.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -171,27 +172,22 @@ static void slot_dead(struct crypt_backend *cb, uint64_t s)
 	pthread_mutex_unlock(&c->lock);
 }
 
-static int crypt_write(struct backend *b, uint64_t slot, unsigned int order,
-		       const void *buf)
+/* Seal the 2^@order pages of @buf into @ct, each under its cluster's key
+ * (made for a cluster that had none). Return: 0; -EIO (a cipher or random
+ * failure: @ct must not be written out). */
+static int seal_folio(struct crypt_backend *cb, uint64_t slot, unsigned int order,
+		      const void *buf, unsigned char *ct)
 {
-	struct crypt_backend *cb = to_crypt(b);
-	size_t len = folio_bytes(order);
-	unsigned char *ct, nonce[NONCE_BYTES], ad[AD_BYTES];
-	int rc = backend_check_io(b, slot, order);
+	unsigned char nonce[NONCE_BYTES], ad[AD_BYTES];
 
-	if (rc)
-		return rc;
-	ct = malloc(len);
-	if (!ct)
-		return -ENOMEM;
 	for (uint64_t i = 0; i < (UINT64_C(1) << order); i++) {
 		uint64_t s = slot + i;
 		struct crypt_cluster *c = &cb->cl[s / USWAP_CLUSTER_SLOTS];
 		unsigned char key[KEY_BYTES];
+		int rc = slot_live(cb, s);
 
-		rc = slot_live(cb, s);
 		if (rc)
-			goto out;
+			return rc;
 		pthread_mutex_lock(&c->lock);
 		memcpy(key, c->key, sizeof(key));
 		pthread_mutex_unlock(&c->lock);
@@ -201,34 +197,25 @@ static int crypt_write(struct backend *b, uint64_t slot, unsigned int order,
 		rc = seal_page(key, nonce, ad, (const unsigned char *)buf + i * USWAP_PAGE_SIZE,
 			       ct + i * USWAP_PAGE_SIZE, cb->slot[s].tag);
 		sodium_memzero(key, sizeof(key));
-		if (rc) {
-			rc = -EIO; /* nothing written: no plaintext goes out */
-			goto out;
-		}
+		if (rc)
+			return -EIO; /* nothing written: no plaintext goes out */
 	}
-	rc = cb->inner->ops->write(cb->inner, slot, order, ct);
-out:
-	free(ct);
-	return rc;
+	return 0;
 }
 
-static int crypt_read(struct backend *b, uint64_t slot, unsigned int order, void *buf)
+/* Open, in place, the 2^@order pages read into @buf. Return: 0; -EIO
+ * (a page not authentic: counted, and the whole folio wiped). */
+static int open_folio(struct crypt_backend *cb, uint64_t slot, unsigned int order, void *buf)
 {
-	struct crypt_backend *cb = to_crypt(b);
 	unsigned char nonce[NONCE_BYTES], ad[AD_BYTES];
-	int rc = backend_check_io(b, slot, order);
 
-	if (rc)
-		return rc;
-	rc = cb->inner->ops->read(cb->inner, slot, order, buf);
-	if (rc)
-		return rc;
 	for (uint64_t i = 0; i < (UINT64_C(1) << order); i++) {
 		uint64_t s = slot + i;
 		struct crypt_cluster *c = &cb->cl[s / USWAP_CLUSTER_SLOTS];
 		unsigned char *page = (unsigned char *)buf + i * USWAP_PAGE_SIZE;
 		unsigned char key[KEY_BYTES];
 		bool live = cb->live[s];
+		int rc;
 
 		pthread_mutex_lock(&c->lock);
 		memcpy(key, c->key, sizeof(key));
@@ -244,6 +231,140 @@ static int crypt_read(struct backend *b, uint64_t slot, unsigned int order, void
 		}
 	}
 	return 0;
+}
+
+static int crypt_write(struct backend *b, uint64_t slot, unsigned int order,
+		       const void *buf)
+{
+	struct crypt_backend *cb = to_crypt(b);
+	int rc = backend_check_io(b, slot, order);
+	unsigned char *ct;
+
+	if (rc)
+		return rc;
+	ct = malloc(folio_bytes(order));
+	if (!ct)
+		return -ENOMEM;
+	rc = seal_folio(cb, slot, order, buf, ct);
+	if (!rc)
+		rc = cb->inner->ops->write(cb->inner, slot, order, ct);
+	free(ct);
+	return rc;
+}
+
+static int crypt_read(struct backend *b, uint64_t slot, unsigned int order, void *buf)
+{
+	struct crypt_backend *cb = to_crypt(b);
+	int rc = backend_check_io(b, slot, order);
+
+	if (!rc)
+		rc = cb->inner->ops->read(cb->inner, slot, order, buf);
+	return rc ? rc : open_folio(cb, slot, order, buf);
+}
+
+/*
+ * Asynchronous I/O: a write is sealed at submit into a ciphertext buffer
+ * of its own and handed to the inner device's submit; a read goes to the
+ * inner device straight into the caller's buffer and is opened in its
+ * completion, on whichever thread reaps the inner device.
+ */
+struct crypt_io {
+	struct backend_io inner;      /* first: the inner device's request */
+	struct backend_io *outer;
+	struct crypt_backend *cb;
+	unsigned char *ct;            /* write: the ciphertext; owned */
+};
+
+static void outer_done(struct backend_io *io, int rc)
+{
+	io->result = rc;
+	if (io->done)
+		io->done(io);
+}
+
+static void crypt_io_done(struct backend_io *in)
+{
+	struct crypt_io *ci = (struct crypt_io *)in;
+	struct backend_io *outer = ci->outer;
+	int rc = in->result;
+
+	if (!rc && outer->op == BACKEND_READ)
+		rc = open_folio(ci->cb, outer->slot, outer->order, outer->buf);
+	free(ci->ct);
+	free(ci);
+	outer_done(outer, rc);
+}
+
+/* The inner request for @io, sealed if a write. Return: NULL when @io is
+ * already answered (a bad range, no memory, a cipher failure). */
+static struct crypt_io *crypt_io_prepare(struct crypt_backend *cb, struct backend_io *io)
+{
+	struct crypt_io *ci;
+	int rc = io->op == BACKEND_DISCARD ? -EINVAL : backend_check_io(&cb->b, io->slot, io->order);
+
+	if (rc) {
+		outer_done(io, rc);
+		return NULL;
+	}
+	ci = calloc(1, sizeof(*ci));
+	if (ci && io->op == BACKEND_WRITE && !(ci->ct = malloc(folio_bytes(io->order))))
+		rc = -ENOMEM;
+	if (!ci)
+		rc = -ENOMEM;
+	if (!rc && io->op == BACKEND_WRITE)
+		rc = seal_folio(cb, io->slot, io->order, io->buf, ci->ct);
+	if (rc) {
+		if (ci)
+			free(ci->ct);
+		free(ci);
+		outer_done(io, rc);
+		return NULL;
+	}
+	ci->outer = io;
+	ci->cb = cb;
+	ci->inner = (struct backend_io){
+		.op = io->op, .slot = io->slot, .order = io->order,
+		.buf = io->op == BACKEND_WRITE ? ci->ct : io->buf, .done = crypt_io_done,
+	};
+	return ci;
+}
+
+static int crypt_submit_batch(struct backend *b, struct backend_io **ios, unsigned int n)
+{
+	struct crypt_backend *cb = to_crypt(b);
+	struct backend_io *q[64];
+	unsigned int k = 0;
+	int rc = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		if (!ios[i])
+			return -EINVAL;
+	for (unsigned int i = 0; i < n; i++) {
+		struct crypt_io *ci = crypt_io_prepare(cb, ios[i]);
+
+		if (ci)
+			q[k++] = &ci->inner;
+		if (k == 64 || (i == n - 1 && k)) {
+			/* The inner device fails a batch only for a NULL. */
+			rc = backend_submit_batch(cb->inner, q, k);
+			k = 0;
+			if (rc)
+				break;
+		}
+	}
+	return rc;
+}
+
+static int crypt_submit(struct backend *b, struct backend_io *io)
+{
+	return crypt_submit_batch(b, &io, 1);
+}
+
+static int crypt_reap(struct backend *b, unsigned int min_complete)
+{
+	struct backend *inner = to_crypt(b)->inner;
+
+	return inner->ops->reap(inner, min_complete);
 }
 
 static int crypt_discard(struct backend *b, uint64_t slot, uint64_t nr_slots)
@@ -299,8 +420,9 @@ static const struct backend_ops crypt_ops = {
 	.write = crypt_write,
 	.discard = crypt_discard,
 	.flush = crypt_flush,
-	.submit = backend_submit_sync,
-	.reap = backend_reap_sync,
+	.submit = crypt_submit,
+	.submit_batch = crypt_submit_batch,
+	.reap = crypt_reap,
 	.print_stats = crypt_print_stats,
 	.close = crypt_close,
 };

@@ -56,6 +56,7 @@
 
 #include "dev/dev.h"
 #include "dev/file.h"
+#include "util/tsan.h"
 
 struct file_backend {
 	struct backend b;            /* first */
@@ -271,6 +272,8 @@ static void complete_io(struct file_backend *fb, uint64_t udata, int res)
 	bool write;
 	size_t len;
 
+	/* The submitter's writes reach us through the kernel. */
+	tsan_acquire((void *)(uintptr_t)(udata & ~UDATA_BOUNCE));
 	if (udata & UDATA_BOUNCE) {
 		req = (struct file_req *)(uintptr_t)(udata & ~UDATA_BOUNCE);
 		io = req->io;
@@ -463,6 +466,7 @@ static void prep_sqe(struct file_backend *fb, struct io_uring_sqe *sqe,
 	else
 		io_uring_prep_write(sqe, fb->fd, st->buf, len, pos);
 	io_uring_sqe_set_data64(sqe, st->udata);
+	tsan_release((void *)(uintptr_t)(st->udata & ~UDATA_BOUNCE));
 }
 
 /*

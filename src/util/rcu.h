@@ -15,22 +15,7 @@
 
 #include <urcu/urcu-bp.h>
 
-#if defined(__SANITIZE_THREAD__)
-#define USWAP_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define USWAP_TSAN 1
-#endif
-#endif
-
-#ifdef USWAP_TSAN
-#include <sanitizer/tsan_interface.h>
-#define tsan_release(p) __tsan_release(p)
-#define tsan_acquire(p) __tsan_acquire(p)
-#else
-#define tsan_release(p) ((void)(p))
-#define tsan_acquire(p) ((void)(p))
-#endif
+#include "util/tsan.h"
 
 #define rcu_publish(pp, v) __atomic_store_n((pp), (v), __ATOMIC_RELEASE)
 #define rcu_deref(p)       __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
