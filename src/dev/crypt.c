@@ -172,6 +172,15 @@ static void slot_dead(struct crypt_backend *cb, uint64_t s)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* A ciphertext buffer on a page boundary, so an O_DIRECT inner file
+ * writes it without a bounce copy. Return: NULL when out of memory. */
+static unsigned char *ct_alloc(unsigned int order)
+{
+	void *p;
+
+	return posix_memalign(&p, USWAP_PAGE_SIZE, folio_bytes(order)) ? NULL : p;
+}
+
 /* Seal the 2^@order pages of @buf into @ct, each under its cluster's key
  * (made for a cluster that had none). Return: 0; -EIO (a cipher or random
  * failure: @ct must not be written out). */
@@ -242,7 +251,7 @@ static int crypt_write(struct backend *b, uint64_t slot, unsigned int order,
 
 	if (rc)
 		return rc;
-	ct = malloc(folio_bytes(order));
+	ct = ct_alloc(order);
 	if (!ct)
 		return -ENOMEM;
 	rc = seal_folio(cb, slot, order, buf, ct);
@@ -307,7 +316,7 @@ static struct crypt_io *crypt_io_prepare(struct crypt_backend *cb, struct backen
 		return NULL;
 	}
 	ci = calloc(1, sizeof(*ci));
-	if (ci && io->op == BACKEND_WRITE && !(ci->ct = malloc(folio_bytes(io->order))))
+	if (ci && io->op == BACKEND_WRITE && !(ci->ct = ct_alloc(io->order)))
 		rc = -ENOMEM;
 	if (!ci)
 		rc = -ENOMEM;
