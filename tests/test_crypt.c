@@ -9,7 +9,8 @@
  * after which the old ciphertext does not decrypt with any key still
  * held (its slot reads -EIO even with a key made anew); a key table or a
  * tag table that cannot be allocated fails the open with -ENOMEM and a
- * message, nothing leaked; batches over a file go through its io_uring,
+ * message, nothing leaked; swapoff moves a crypt device's pages to
+ * another under new keys; batches over a file go through its io_uring,
  * and a tampered block in a batch is -EIO for that folio alone.
  */
 #include <fcntl.h>
@@ -260,8 +261,6 @@ static void open_under_limit(uint64_t nr_slots, const char *what)
 	_exit(rc == -ENOMEM && strstr(err, what) ? 0 : 1);
 }
 
-/* 2^30 slots need a 100+ MiB key table; 2^24 slots a 2.5 MiB key table
- * but 320 MiB of tags: both opens fail cleanly under the limit. */
 /* Batched swap-outs and swap-ins on crypt over an io_uring file: the
  * sealed pages reach the file through its ring, reads are opened as they
  * complete, and one tampered block fails its own folio only. */
@@ -310,6 +309,58 @@ static void test_crypt_batches_go_async_and_fail_per_folio(void **state)
 	remove_file(path);
 }
 
+/* The owner's unuse callback for the swapoff test: read the page back
+ * and swap it out again (to the other device, the only one left). */
+static struct uswap *unuse_u;
+
+static int unuse_move(void *ctx, uswap_entry_t e)
+{
+	for (unsigned int i = 0; i < N; i++) {
+		if (entry[i].val != e.val)
+			continue;
+		t_eq(uswap_swap_in(unuse_u, e, 0, back), 0);
+		t_eq(uswap_swap_free(unuse_u, e, 0), 0);
+		return uswap_swap_out(unuse_u, back, 0, 0, &entry[i]);
+	}
+	(void)ctx;
+	return 0;
+}
+
+/* swapoff of a crypt device in use: its pages move to another crypt
+ * device through the owner's callback (decrypted on the way out,
+ * encrypted anew under the target's keys), and every page reads back
+ * intact; once freed, the target holds no key either. */
+static void test_swapoff_of_a_crypt_device_moves_every_page(void **state)
+{
+	struct uswap *u = t_create(2, 0);
+	uint64_t seed = 11;
+	int from, to;
+
+	swapon_spec_b(u, "crypt:ram:16M:prio=10", &from);
+	swapon_spec_b(u, "crypt:zram:16M:prio=5", &to);
+	for (unsigned int i = 0; i < N; i++) {
+		t_fill_page(pages[i], T_PAGE_TEXT, &seed);
+		t_eq(uswap_swap_out(u, pages[i], 0, 0, &entry[i]), 0);
+		t_eq(uswap_entry_type(entry[i]), (unsigned int)from);
+	}
+	t_true(stat_of(u, from, "keys") > 0);
+	unuse_u = u;
+	uswap_set_unuse(u, unuse_move, NULL);
+	t_eq(uswap_swapoff(u, from), 0);
+	for (unsigned int i = 0; i < N; i++) {
+		t_eq(uswap_entry_type(entry[i]), (unsigned int)to);
+		t_eq(uswap_swap_in(u, entry[i], 0, back), 0);
+		t_assert_same_bytes(back, pages[i], USWAP_PAGE_SIZE, "moved by swapoff");
+		t_eq(uswap_swap_free(u, entry[i], 0), 0);
+	}
+	t_eq_u64(stat_of(u, to, "keys"), 0); /* freed: wiped */
+	t_true(stat_of(u, to, "keys_made") > 0);
+	t_eq_u64(t_total_inuse(u), 0);
+	uswap_destroy(u);
+}
+
+/* 2^30 slots need a 100+ MiB key table; 2^24 slots a 2.5 MiB key table
+ * but 320 MiB of tags: both opens fail cleanly under the limit. */
 static void test_a_table_that_cannot_be_allocated_fails_the_open(void **state)
 {
 	static const struct { uint64_t slots; const char *what; } cases[] = {
@@ -340,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_tampered_moved_and_replayed_blocks_read_as_eio),
 		cmocka_unit_test(test_a_freed_cluster_loses_its_key),
 		cmocka_unit_test(test_crypt_batches_go_async_and_fail_per_folio),
+		cmocka_unit_test(test_swapoff_of_a_crypt_device_moves_every_page),
 		cmocka_unit_test(test_a_table_that_cannot_be_allocated_fails_the_open),
 	};
 	return t_run(tests);
