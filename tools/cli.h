@@ -133,21 +133,24 @@ int cli_make_swap_file(const char *path, uint64_t size, char *err, size_t errlen
 int cmd_swapon(int argc, char **argv);
 
 /* ------------------------------------------------------------------------
- * json.c: a streaming writer; keys are ignored inside arrays
+ * json.c: --json documents built with json-c, printed by cli_json_finish();
+ * keys are ignored inside arrays
  * ---------------------------------------------------------------------- */
 
 #define CLI_JSON_MAX_DEPTH 16
 
+struct json_object;
+
 struct cli_json {
 	FILE *out;
-	int depth;                             /* open containers */
-	bool has_member[CLI_JSON_MAX_DEPTH];   /* a comma is due before the next */
-	bool is_inline[CLI_JSON_MAX_DEPTH];    /* members on one line */
+	int depth;                                  /* open containers */
+	struct json_object *stack[CLI_JSON_MAX_DEPTH]; /* [0]: the document */
 };
 
 void cli_json_init(struct cli_json *j, FILE *out);
-/* @key is NULL for the top-level value and inside arrays. @inline_
- * prints the container's members on one line. */
+/* @key is NULL for the top-level value and inside arrays. @inline_ is a
+ * hint for one-line output that json-c's printer does not take: every
+ * container is printed one member a line. */
 void cli_json_object_open(struct cli_json *j, const char *key, bool inline_);
 void cli_json_object_close(struct cli_json *j);
 void cli_json_array_open(struct cli_json *j, const char *key, bool inline_);
@@ -158,7 +161,7 @@ void cli_json_i64(struct cli_json *j, const char *key, int64_t v);
 void cli_json_double(struct cli_json *j, const char *key, double v);
 void cli_json_string(struct cli_json *j, const char *key, const char *s);
 void cli_json_bool(struct cli_json *j, const char *key, bool v);
-/* Ends the document with a newline; every container must be closed. */
+/* Print the document and a newline; every container must be closed. */
 void cli_json_finish(struct cli_json *j);
 
 #endif /* USWAP_TOOLS_CLI_H */

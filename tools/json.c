@@ -1,150 +1,140 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * json.c - a small streaming JSON writer for --json output.
- *
- * The writer keeps, per open container, whether a member was written (so
- * the next one needs a comma) and whether the container is printed on one
- * line. Block containers put each member on its own line, indented by two
- * spaces per level. Misuse (closing more than was opened, nesting past
- * CLI_JSON_MAX_DEPTH) is a programming error and aborts.
+ * json.c - --json output: the document is built with json-c as the
+ * command goes and printed once, by cli_json_finish(), with json-c's
+ * pretty printer (two-space indent, a space after each colon). Misuse
+ * (closing more than was opened, a value with no container, nesting past
+ * CLI_JSON_MAX_DEPTH) is a programming error and aborts; so does running
+ * out of memory for the document.
  */
 #include "cli.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+
+#include <json-c/json.h>
 
 void cli_json_init(struct cli_json *j, FILE *out)
 {
 	j->out = out;
 	j->depth = 0;
-	j->has_member[0] = false;
-	j->is_inline[0] = false;
+	j->stack[0] = NULL;
 }
 
-static void write_string(FILE *out, const char *s)
+/* Put @v (NULL: null) in the open container, under @key in an object. At
+ * depth 0 it becomes the document. */
+static void add(struct cli_json *j, const char *key, struct json_object *v)
 {
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	struct json_object *parent;
 
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", out);
-		else if (c == '\t')
-			fputs("\\t", out);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
-/* The comma, line break and indentation before a member, then its key. */
-static void begin_member(struct cli_json *j, const char *key)
-{
-	int d = j->depth;
-
-	if (d == 0)
+	if (j->depth == 0) {
+		if (j->stack[0])
+			abort(); /* a second document */
+		j->stack[0] = v;
 		return;
-	if (j->has_member[d])
-		fputc(',', j->out);
-	if (j->is_inline[d]) {
-		if (j->has_member[d])
-			fputc(' ', j->out);
-	} else {
-		fprintf(j->out, "\n%*s", 2 * d, "");
 	}
-	j->has_member[d] = true;
-	if (key) {
-		write_string(j->out, key);
-		fputs(": ", j->out);
+	parent = j->stack[j->depth];
+	if (json_object_is_type(parent, json_type_array)) {
+		if (json_object_array_add(parent, v))
+			abort();
+	} else if (!key || json_object_object_add(parent, key, v)) {
+		abort();
 	}
 }
 
-static void open_container(struct cli_json *j, const char *key, bool inline_,
-			   char brace)
+static struct json_object *made(struct json_object *v)
 {
-	begin_member(j, key);
+	if (!v)
+		abort(); /* out of memory */
+	return v;
+}
+
+static void open_container(struct cli_json *j, const char *key, struct json_object *c)
+{
 	if (j->depth + 1 >= CLI_JSON_MAX_DEPTH)
 		abort();
-	fputc(brace, j->out);
-	j->depth++;
-	j->has_member[j->depth] = false;
-	/* Inside a one-line container everything stays on that line. */
-	j->is_inline[j->depth] = inline_ || j->is_inline[j->depth - 1];
+	add(j, key, made(c));
+	if (j->depth == 0 && j->stack[0] != c)
+		abort();
+	j->stack[++j->depth] = c;
 }
 
-static void close_container(struct cli_json *j, char brace)
+static void close_container(struct cli_json *j, json_type type)
 {
-	int d = j->depth;
-
-	if (d == 0)
+	if (j->depth == 0 || !json_object_is_type(j->stack[j->depth], type))
 		abort();
-	if (!j->is_inline[d] && j->has_member[d])
-		fprintf(j->out, "\n%*s", 2 * (d - 1), "");
-	fputc(brace, j->out);
 	j->depth--;
 }
 
 void cli_json_object_open(struct cli_json *j, const char *key, bool inline_)
 {
-	open_container(j, key, inline_, '{');
+	(void)inline_;
+	open_container(j, key, json_object_new_object());
 }
 
 void cli_json_object_close(struct cli_json *j)
 {
-	close_container(j, '}');
+	close_container(j, json_type_object);
 }
 
 void cli_json_array_open(struct cli_json *j, const char *key, bool inline_)
 {
-	open_container(j, key, inline_, '[');
+	(void)inline_;
+	open_container(j, key, json_object_new_array());
 }
 
 void cli_json_array_close(struct cli_json *j)
 {
-	close_container(j, ']');
+	close_container(j, json_type_array);
 }
 
 void cli_json_u64(struct cli_json *j, const char *key, uint64_t v)
 {
-	begin_member(j, key);
-	fprintf(j->out, "%llu", (unsigned long long)v);
+	add(j, key, made(json_object_new_uint64(v)));
 }
 
 void cli_json_i64(struct cli_json *j, const char *key, int64_t v)
 {
-	begin_member(j, key);
-	fprintf(j->out, "%lld", (long long)v);
+	add(j, key, made(json_object_new_int64(v)));
 }
 
 void cli_json_double(struct cli_json *j, const char *key, double v)
 {
-	begin_member(j, key);
-	if (isfinite(v))
-		fprintf(j->out, "%.10g", v);
-	else
-		fputs("null", j->out);
+	char text[32];
+
+	if (!isfinite(v)) {
+		add(j, key, NULL);
+		return;
+	}
+	/* Ten significant digits, as measured figures deserve, instead of
+	 * json-c's round-trip seventeen. */
+	snprintf(text, sizeof(text), "%.10g", v);
+	add(j, key, made(json_object_new_double_s(v, text)));
 }
 
 void cli_json_string(struct cli_json *j, const char *key, const char *s)
 {
-	begin_member(j, key);
-	write_string(j->out, s);
+	add(j, key, made(json_object_new_string(s)));
 }
 
 void cli_json_bool(struct cli_json *j, const char *key, bool v)
 {
-	begin_member(j, key);
-	fputs(v ? "true" : "false", j->out);
+	add(j, key, made(json_object_new_boolean(v)));
 }
 
 void cli_json_finish(struct cli_json *j)
 {
-	if (j->depth != 0)
+	const char *text;
+
+	if (j->depth != 0 || !j->stack[0])
 		abort();
+	text = json_object_to_json_string_ext(j->stack[0], JSON_C_TO_STRING_PRETTY |
+					      JSON_C_TO_STRING_SPACED |
+					      JSON_C_TO_STRING_NOSLASHESCAPE);
+	fputs(text, j->out);
 	fputc('\n', j->out);
 	fflush(j->out);
+	json_object_put(j->stack[0]);
+	j->stack[0] = NULL;
 }
