@@ -288,6 +288,21 @@ for key in swpout swpout_fallback swpin resident_peak_bytes limit_bytes fault_us
 	grep -q "\"$key\"" "$dir/s.json" || fail "--json lacks $key: $(cat "$dir/s.json")"
 done
 
+# 5b. --plot: resident heap, device use and swap rates over time.
+"$uswap" run --limit 16M --plot "$dir/run.svg" -- "$helper" alloc 48 > /dev/null \
+	2> "$dir/plot.err" || fail "--plot run: $(cat "$dir/plot.err")"
+if command -v gnuplot > /dev/null; then
+	for want in '<svg' 'resident heap' 'device use' 'swap traffic' 'zram'; do
+		grep -q "$want" "$dir/run.svg" ||
+			fail "--plot: no '$want' in the SVG: $(cat "$dir/plot.err")"
+	done
+else
+	grep -q "gnuplot not found" "$dir/plot.err" || fail "--plot without gnuplot: no note"
+fi
+"$uswap" run --plot /nonexistent/dir/x.svg -- touch "$dir/started" 2> "$dir/plotbad.err"
+[ $? = 2 ] || fail "--plot into a missing directory: want 2"
+[ ! -e "$dir/started" ] || fail "--plot refused but CMD started"
+
 # 6. Bad input: nothing starts.
 "$uswap" run -- /nonexistent/cmd 2> "$dir/nf.err"
 [ $? = 127 ] || fail "CMD not found: want 127"
@@ -311,4 +326,4 @@ if command -v mkswap > /dev/null || [ -x /usr/sbin/mkswap ]; then
 	grep -q "in use" "$dir/twice.err" || fail "same file twice: $(cat "$dir/twice.err")"
 	[ ! -e "$dir/started" ] || fail "CMD started although a device was refused"
 fi
-echo "ok: helper modes, realloc fallback, sort, python3, zram over nbd, crypt, exit status, SIGTERM, --json, bad input"
+echo "ok: helper modes, realloc fallback, sort, python3, zram over nbd, crypt, exit status, SIGTERM, --json, --plot, bad input"

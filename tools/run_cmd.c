@@ -28,6 +28,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <uswap/uswap.h>
@@ -56,6 +57,9 @@ static const char usage_text[] =
 "                      unswapped\n"
 "  --stats             print the swap statistics when CMD exits\n"
 "  --json FILE         write them to FILE as one JSON object\n"
+"  --plot FILE.svg     draw resident heap, each device's use and the swap\n"
+"                      rates over time (read every 0.2 s) with gnuplot;\n"
+"                      skipped with a note if gnuplot is missing\n"
 "  -h, --help          show this help\n"
 "\n"
 "The agent is $USWAP_PRELOAD if set, else the build tree's, else the\n"
@@ -73,7 +77,7 @@ static const char usage_text[] =
 "Exit status: CMD's (128+N when a signal ended it); 127 CMD not found, 126\n"
 "not executable; 1 uswap could not run it; 2 usage error.\n";
 
-enum { OPT_DEVICE = 256, OPT_ORDER, OPT_HEAP, OPT_STATS, OPT_JSON };
+enum { OPT_DEVICE = 256, OPT_ORDER, OPT_HEAP, OPT_STATS, OPT_JSON, OPT_PLOT };
 
 static const struct option long_options[] = {
 	{ "limit",  required_argument, NULL, 'l' },
@@ -82,6 +86,7 @@ static const struct option long_options[] = {
 	{ "heap",   required_argument, NULL, OPT_HEAP },
 	{ "stats",  no_argument,       NULL, OPT_STATS },
 	{ "json",   required_argument, NULL, OPT_JSON },
+	{ "plot",   required_argument, NULL, OPT_PLOT },
 	{ "help",   no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -93,6 +98,7 @@ struct run_opts {
 	unsigned int nr_devices;
 	bool stats;
 	const char *json;
+	const char *plot;
 	char **cmd;
 };
 
@@ -127,6 +133,11 @@ static int apply_option(struct run_opts *o, int opt, const char *arg)
 			return cli_usage_error(CMD, "--heap '%s': want 64M..4T", arg);
 		return 0;
 	case OPT_STATS: o->stats = true; return 0;
+	case OPT_PLOT:
+		if (!strcmp(arg, "--"))
+			return cli_usage_error(CMD, "--plot needs a FILE before '--'");
+		o->plot = arg;
+		return 0;
 	case OPT_JSON:
 		if (!strcmp(arg, "--")) /* `--json -- CMD`: the FILE is missing */
 			return cli_usage_error(CMD, "--json needs a FILE before '--'");
@@ -286,13 +297,24 @@ static void exec_cmd(const struct run_opts *o, const char *agent, const char *st
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
-static int wait_child(void)
+/* Wait for CMD; with @plot, sample its state every PLOT_PERIOD_MS. */
+static int wait_child(struct run_plot *plot)
 {
+	const struct timespec period = { 0, PLOT_PERIOD_MS * 1000000L };
 	int status;
+	pid_t got;
 
-	while (waitpid(child, &status, 0) < 0)
-		if (errno != EINTR)
+	for (;;) {
+		got = waitpid(child, &status, plot ? WNOHANG : 0);
+		if (got == child)
+			break;
+		if (got < 0 && errno != EINTR)
 			return cli_runtime_error(CMD, "waitpid: %s", strerror(errno));
+		if (got == 0) {
+			run_plot_sample(plot, (long)child);
+			nanosleep(&period, NULL);
+		}
+	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -314,6 +336,7 @@ int cmd_run(int argc, char **argv)
 	char agent_buf[4200], stats[4200];
 	const char *tmp = getenv("TMPDIR");
 	pid_t parent = getpid();
+	struct run_plot *plot = NULL;
 	const char *agent;
 	int rc, fd, status;
 
@@ -332,6 +355,14 @@ int cmd_run(int argc, char **argv)
 		if (fd < 0)
 			return cli_usage_error(CMD, "--json %s: %s", o.json, strerror(errno));
 		close(fd);
+	}
+	if (o.plot) { /* likewise */
+		fd = open(o.plot, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return cli_usage_error(CMD, "--plot %s: %s", o.plot, strerror(errno));
+		close(fd);
+		if (!(plot = run_plot_new(o.plot)))
+			return cli_runtime_error(CMD, "out of memory");
 	}
 	snprintf(stats, sizeof(stats), "%s/uswap-run-stats-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	fd = mkstemp(stats);
@@ -360,7 +391,9 @@ int cmd_run(int argc, char **argv)
 
 	for (size_t i = 0; i < sizeof(passed_on) / sizeof(passed_on[0]); i++)
 		sigaction(passed_on[i], &sa, NULL);
-	status = wait_child();
+	status = wait_child(plot);
 	rc = report(&o, stats, status);
+	if (plot)
+		run_plot_finish(plot); /* a failure is said; CMD's status stands */
 	return rc ? rc : status;
 }

@@ -176,6 +176,16 @@ static json_object *ask(const char *path)
 	return len ? valid(json_tokener_parse(buf)) : NULL;
 }
 
+json_object *status_ask_pid(long pid)
+{
+	char dir[4096], path[4200];
+
+	if (uswap_status_dir(dir, sizeof(dir)))
+		return NULL;
+	snprintf(path, sizeof(path), "%s/%ld.sock", dir, pid);
+	return ask(path);
+}
+
 /* ------------------------------------------------------------------------
  * Printing
  * ---------------------------------------------------------------------- */

@@ -311,4 +311,16 @@ bool lab_have_gnuplot(void);
  */
 int lab_plot_svg(const struct lab_result *res, const char *path);
 
+/*
+ * lab_gnuplot_svg() - the plumbing of any SVG drawn by gnuplot: check
+ * @path (as lab_plot_svg() does) and create it, write the samples with
+ * @data_fn into a temporary file, then feed gnuplot the script
+ * @script_fn writes (it gets the data file's and the SVG's names, both
+ * safe inside single quotes). Return: as lab_plot_svg(), plus @data_fn's
+ * -errno. Used by `uswap run --plot` and `uswap stress --plot` too.
+ */
+int lab_gnuplot_svg(const char *path, int (*data_fn)(FILE *f, void *ctx),
+		    void (*script_fn)(FILE *g, const char *data, const char *path, void *ctx),
+		    void *ctx);
+
 #endif /* USWAP_LAB_LAB_H */

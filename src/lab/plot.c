@@ -69,16 +69,12 @@ static void write_panel(FILE *g, const char *data, int idx, const char *title,
 	fputc('\n', g);
 }
 
-static int run_gnuplot(const struct lab_result *res, const char *data,
-		       const char *path)
+static void lab_script(FILE *g, const char *data, const char *path, void *ctx)
 {
+	const struct lab_result *res = ctx;
 	char before[160], after[160], title[256];
 	unsigned int nr = res->before.series->nr_devices;
-	FILE *g = popen("gnuplot >/dev/null 2>&1", "w"); /* never onto our stdout */
-	int status;
 
-	if (!g)
-		return -EIO;
 	lab_policy_format(&res->before.policy, before, sizeof(before));
 	lab_policy_format(&res->after.policy, after, sizeof(after));
 	fprintf(g, "set terminal svg size 900,700 dynamic background rgb 'white'\n"
@@ -90,21 +86,33 @@ static int run_gnuplot(const struct lab_result *res, const char *data,
 	snprintf(title, sizeof(title), "after: %s", after);
 	write_panel(g, data, 1, title, nr);
 	fprintf(g, "unset multiplot\n");
-	status = pclose(g);
-	return status == 0 ? 0 : -EIO;
+}
+
+static int lab_data(FILE *f, void *ctx)
+{
+	return write_data(f, ctx);
 }
 
 int lab_plot_svg(const struct lab_result *res, const char *path)
 {
-	char data[] = "/tmp/uswap-lab-XXXXXX";
-	FILE *f;
-	int fd, err;
-
 	if (!lab_have_gnuplot())
 		return -ENOENT;
 	if (!res->before.series || !res->after.series ||
 	    !res->before.series->nr_samples || !res->after.series->nr_samples)
 		return -ENODATA;
+	return lab_gnuplot_svg(path, lab_data, lab_script, (void *)res);
+}
+
+int lab_gnuplot_svg(const char *path, int (*data_fn)(FILE *f, void *ctx),
+		    void (*script_fn)(FILE *g, const char *data, const char *path, void *ctx),
+		    void *ctx)
+{
+	char data[] = "/tmp/uswap-plot-XXXXXX";
+	FILE *f, *g;
+	int fd, err;
+
+	if (!lab_have_gnuplot())
+		return -ENOENT;
 	/* gnuplot reads the name single-quoted in a script: a quote or a
 	 * control character (a newline starts a new command) could break
 	 * out of it. */
@@ -128,11 +136,18 @@ int lab_plot_svg(const struct lab_result *res, const char *path)
 		unlink(data);
 		return err;
 	}
-	err = write_data(f, res);
+	err = data_fn(f, ctx);
 	if (fclose(f) && !err)
 		err = -EIO;
-	if (!err)
-		err = run_gnuplot(res, data, path);
+	if (!err) {
+		g = popen("gnuplot >/dev/null 2>&1", "w"); /* never onto our stdout */
+		if (!g) {
+			err = -EIO;
+		} else {
+			script_fn(g, data, path, ctx);
+			err = pclose(g) == 0 ? 0 : -EIO;
+		}
+	}
 	unlink(data);
 	return err;
 }
