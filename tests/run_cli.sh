@@ -292,7 +292,7 @@ done
 "$uswap" run --limit 16M --plot "$dir/run.svg" -- "$helper" alloc 48 > /dev/null \
 	2> "$dir/plot.err" || fail "--plot run: $(cat "$dir/plot.err")"
 if command -v gnuplot > /dev/null; then
-	for want in '<svg' 'resident heap' 'device use' 'swap traffic' 'zram'; do
+	for want in '<svg' 'resident memory' 'device use' 'swap traffic' 'zram'; do
 		grep -q "$want" "$dir/run.svg" ||
 			fail "--plot: no '$want' in the SVG: $(cat "$dir/plot.err")"
 	done

@@ -59,9 +59,23 @@ grep -q "violations 0 wrong, 0 lost, 0 double allocations, 0 leaks, 0 other" "$d
 	fail "SIGTERM run report: $(cat "$dir/term.out")"
 ls "$dir" | grep -q '\.swap$' && fail "swap files left after SIGTERM: $(ls "$dir")"
 
+# 4b. --plot: an SVG of the run (or the note without gnuplot).
+"$uswap" stress --duration 2 --seed 15 --quiet --dir "$dir" --plot "$dir/st.svg" \
+	> "$dir/plot.out" 2> "$dir/plot.err" || fail "--plot run: $(cat "$dir/plot.err")"
+if command -v gnuplot > /dev/null; then
+	for want in '<svg' 'resident memory' 'device use' 'swap-zram-zstd' 'swap-outs (folios)'; do
+		grep -q "$want" "$dir/st.svg" || fail "--plot: no '$want' in the SVG"
+	done
+else
+	grep -q "gnuplot not found" "$dir/plot.err" || fail "--plot without gnuplot: no note"
+fi
+"$uswap" stress --duration 1 --plot /nonexistent/dir/st.svg > /dev/null 2>&1
+[ $? = 2 ] || fail "--plot into a missing directory is not a usage error"
+rm -f "$dir/st.svg"
+
 # 5. Usage errors.
 "$uswap" stress --read-errors 2 > /dev/null 2>&1
 [ $? = 2 ] || fail "--read-errors 2 is not a usage error"
 "$uswap" stress --mutate nonsense > /dev/null 2>&1
 [ $? = 2 ] || fail "--mutate nonsense is not a usage error"
-echo "ok: clean run, flip-byte at $slot, skip-free leak, SIGTERM, usage errors"
+echo "ok: clean run, flip-byte at $slot, skip-free leak, SIGTERM, --plot, usage errors"

@@ -164,4 +164,42 @@ void cli_json_bool(struct cli_json *j, const char *key, bool v);
 /* Print the document and a newline; every container must be closed. */
 void cli_json_finish(struct cli_json *j);
 
+/* ------------------------------------------------------------------------
+ * plot.c: --plot FILE.svg of `uswap run` and `uswap stress`
+ * ---------------------------------------------------------------------- */
+
+#define CLI_PLOT_MAX_DEVICES 16
+#define CLI_PLOT_PERIOD_MS   200 /* between samples */
+
+struct cli_plot_sample {
+	double t;                        /* seconds since cli_plot_new() */
+	double resident_mib, limit_mib;  /* 0 when there is none */
+	uint64_t out, in;                /* running totals; drawn per second */
+	double used_mib[CLI_PLOT_MAX_DEVICES];
+};
+
+struct cli_plot {
+	const char *path, *title, *out_label, *in_label;
+	uint64_t t0;
+	struct cli_plot_sample *s;
+	size_t nr, cap;
+	unsigned int nr_devices;
+	char names[CLI_PLOT_MAX_DEVICES][64];
+};
+
+/* A plot to draw into @path; the strings must outlive it and hold no
+ * single quote (they go into gnuplot's script as they are). NULL when
+ * out of memory. */
+struct cli_plot *cli_plot_new(const char *path, const char *title, const char *out_label,
+			      const char *in_label);
+/* A new sample (zeroed, its time set) for the caller to fill; NULL when
+ * out of memory (the sample is dropped). */
+struct cli_plot_sample *cli_plot_next(struct cli_plot *p);
+/* Name device column @i (its title in the device-use panel). */
+void cli_plot_device(struct cli_plot *p, unsigned int i, const char *name);
+/* Draw and free @p. No gnuplot, or no sample, is a note on stderr and 0;
+ * else lab_gnuplot_svg()'s -errno, also said on stderr. @cmd names the
+ * subcommand in messages. */
+int cli_plot_finish(struct cli_plot *p, const char *cmd);
+
 #endif /* USWAP_TOOLS_CLI_H */

@@ -298,9 +298,9 @@ static void exec_cmd(const struct run_opts *o, const char *agent, const char *st
 }
 
 /* Wait for CMD; with @plot, sample its state every PLOT_PERIOD_MS. */
-static int wait_child(struct run_plot *plot)
+static int wait_child(struct cli_plot *plot)
 {
-	const struct timespec period = { 0, PLOT_PERIOD_MS * 1000000L };
+	const struct timespec period = { 0, CLI_PLOT_PERIOD_MS * 1000000L };
 	int status;
 	pid_t got;
 
@@ -336,7 +336,7 @@ int cmd_run(int argc, char **argv)
 	char agent_buf[4200], stats[4200];
 	const char *tmp = getenv("TMPDIR");
 	pid_t parent = getpid();
-	struct run_plot *plot = NULL;
+	struct cli_plot *plot = NULL;
 	const char *agent;
 	int rc, fd, status;
 
@@ -361,7 +361,8 @@ int cmd_run(int argc, char **argv)
 		if (fd < 0)
 			return cli_usage_error(CMD, "--plot %s: %s", o.plot, strerror(errno));
 		close(fd);
-		if (!(plot = run_plot_new(o.plot)))
+		if (!(plot = cli_plot_new(o.plot, "uswap run", "pswpout (pages)",
+					  "swpin (folios)")))
 			return cli_runtime_error(CMD, "out of memory");
 	}
 	snprintf(stats, sizeof(stats), "%s/uswap-run-stats-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -394,6 +395,6 @@ int cmd_run(int argc, char **argv)
 	status = wait_child(plot);
 	rc = report(&o, stats, status);
 	if (plot)
-		run_plot_finish(plot); /* a failure is said; CMD's status stands */
+		cli_plot_finish(plot, "run"); /* a failure is said; CMD's status stands */
 	return rc ? rc : status;
 }

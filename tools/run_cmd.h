@@ -18,15 +18,10 @@ int cmd_run(int argc, char **argv);
  * "processes": 0 only (never a stale file from an earlier run).
  * Return: 0, or the CLI's runtime-error status (@json not writable).
  */
-/* run_plot.c: --plot FILE.svg. new: NULL when out of memory; sample:
- * one reading of @pid's status socket (nothing if it does not answer);
- * finish: draw and free; 0, or -errno of the drawing (said on stderr;
- * no gnuplot, or no sample, is a note and 0). */
-#define PLOT_PERIOD_MS 200
-struct run_plot;
-struct run_plot *run_plot_new(const char *path);
-void run_plot_sample(struct run_plot *p, long pid);
-int run_plot_finish(struct run_plot *p);
+/* run_plot.c: one sample of --plot from @pid's status socket (nothing
+ * if it does not answer). */
+struct cli_plot;
+void run_plot_sample(struct cli_plot *p, long pid);
 
 int run_stats_report(const char *stats, const char *cmd, bool print, const char *json,
 		     int status);

@@ -55,6 +55,10 @@ static const char usage_text[] =
 "                          swapped page in a swap file) or skip-free (skip\n"
 "                          one free); the run must then fail, naming it\n"
 "  --json                  one JSON object on stdout\n"
+"  --plot FILE.svg         draw the pager's resident memory, each device's\n"
+"                          use and the swap-out/swap-in rates over the run\n"
+"                          (read every 0.2 s) with gnuplot; skipped with a\n"
+"                          note if gnuplot is missing\n"
 "  -q, --quiet             no progress lines on stderr\n"
 "  -h, --help              show this help\n"
 "\n"
@@ -66,7 +70,7 @@ static const char usage_text[] =
 enum {
 	OPT_OPS = 256, OPT_OBJECTS, OPT_PAGER_THREADS, OPT_PAGER_SIZE, OPT_PAGER_LIMIT,
 	OPT_READ, OPT_WRITE, OPT_CHECKPOINT, OPT_CHURN, OPT_MIGRATE, OPT_DIR, OPT_SEED,
-	OPT_MUTATE, OPT_JSON,
+	OPT_MUTATE, OPT_JSON, OPT_PLOT,
 };
 
 static const struct option long_options[] = {
@@ -86,6 +90,7 @@ static const struct option long_options[] = {
 	{ "seed",          required_argument, NULL, OPT_SEED },
 	{ "mutate",        required_argument, NULL, OPT_MUTATE },
 	{ "json",          no_argument,       NULL, OPT_JSON },
+	{ "plot",          required_argument, NULL, OPT_PLOT },
 	{ "quiet",         no_argument,       NULL, 'q' },
 	{ "help",          no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -169,6 +174,7 @@ static int apply_option(struct stress_opts *o, int opt, const char *arg)
 					       arg);
 		return 0;
 	case OPT_JSON: o->json = true; return 0;
+	case OPT_PLOT: o->plot = arg; return 0;
 	case 'q': o->quiet = true; return 0;
 	}
 	return cli_usage_error(CMD, "unknown option");
@@ -294,14 +300,20 @@ static void progress(struct stress *s)
 		(unsigned long long)violations(s));
 }
 
-/* Run checkpoints until the end; a progress line every 10 s. */
-static void supervise(struct stress *s)
+/* Run checkpoints until the end; a progress line every 10 s; with
+ * @plot, a sample every CLI_PLOT_PERIOD_MS. */
+static void supervise(struct stress *s, struct cli_plot *plot)
 {
 	uint64_t next_cp = s->start_ns + (uint64_t)(s->o->checkpoint * 1e9);
 	uint64_t next_line = s->start_ns + 10 * UINT64_C(1000000000);
+	uint64_t next_sample = s->start_ns;
 
 	while (!run_over(s)) {
 		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+		if (plot && cli_now_ns() >= next_sample) {
+			stress_plot_sample(s, plot);
+			next_sample = cli_now_ns() + CLI_PLOT_PERIOD_MS * UINT64_C(1000000);
+		}
 		if (cli_now_ns() >= next_cp) {
 			checkpoint(s);
 			next_cp = cli_now_ns() + (uint64_t)(s->o->checkpoint * 1e9);
@@ -553,11 +565,23 @@ int cmd_stress(int argc, char **argv)
 	pthread_t churn;
 	bool churning = false;
 	char note[128] = "--pager-threads 0";
+	struct cli_plot *plot = NULL;
 	double secs;
 	int rc = parse_opts(argc, argv, &o);
 
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;
+	if (o.plot) { /* writable, before anything runs */
+		FILE *out = fopen(o.plot, "w");
+
+		if (!out)
+			return cli_usage_error(CMD, "--plot %s: %s", o.plot, strerror(errno));
+		fclose(out);
+		plot = cli_plot_new(o.plot, "uswap stress", "swap-outs (folios)",
+				    "swap-ins (folios)");
+		if (!plot)
+			return cli_runtime_error(CMD, "out of memory");
+	}
 	pthread_rwlockattr_init(&ra);
 	/* The checkpoint must not starve behind a stream of workers. */
 	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
@@ -574,9 +598,10 @@ int cmd_stress(int argc, char **argv)
 		stress_swap_join(&s);
 		stress_pager_free(&s);
 		teardown(&s);
+		free(plot);
 		return rc;
 	}
-	supervise(&s);
+	supervise(&s, plot);
 	stop_and_drain(&s, churn, churning);
 	secs = (double)(cli_now_ns() - s.start_ns) / 1e9;
 	check_faults(&s, f);
@@ -584,6 +609,8 @@ int cmd_stress(int argc, char **argv)
 	stress_pager_free(&s); /* region gone: the pager set must be empty */
 	for (unsigned int i = 0; i < s.nr_sets; i++)
 		finish_set(&s, &s.sets[i]);
+	if (plot)
+		cli_plot_finish(plot, "stress"); /* a failure is said; the verdict stands */
 	if (o.json)
 		report_json(&s, f, secs, note);
 	else

@@ -59,6 +59,7 @@ struct stress_opts {
 	uint64_t seed;
 	enum stress_mutation mutate;
 	bool json, quiet;
+	const char *plot;            /* --plot FILE.svg, or NULL */
 };
 
 /* One device a set can swap on: its spec, and its state while on. */
@@ -148,5 +149,11 @@ void stress_pager_checkpoint(struct stress *s);
 void stress_pager_drain(struct stress *s);
 void stress_pager_free(struct stress *s);
 uint64_t stress_pager_fault_ns_max(struct stress *s);
+/* The region's resident and limit MiB (0, 0 without a pager). */
+void stress_pager_resident(struct stress *s, double *resident_mib, double *limit_mib);
+
+/* stress_plot.c: one sample of --plot. */
+struct cli_plot;
+void stress_plot_sample(struct stress *s, struct cli_plot *p);
 
 #endif /* USWAP_TOOLS_STRESS_H */

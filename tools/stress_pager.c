@@ -225,6 +225,17 @@ void stress_pager_drain(struct stress *s)
 	pg->mem = NULL;
 }
 
+void stress_pager_resident(struct stress *s, double *resident_mib, double *limit_mib)
+{
+	struct uswap_pager_stats st = { .size = sizeof(st) };
+
+	*resident_mib = *limit_mib = 0;
+	if (!s->pager || !s->pager->p || uswap_pager_stats_get(s->pager->p, &st))
+		return;
+	*resident_mib = (double)st.resident_bytes / (1 << 20);
+	*limit_mib = (double)st.limit_bytes / (1 << 20);
+}
+
 uint64_t stress_pager_fault_ns_max(struct stress *s)
 {
 	struct uswap_pager_stats st = { .size = sizeof(st) };
