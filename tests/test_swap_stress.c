@@ -586,7 +586,9 @@ static void test_swapoff_without_owner_is_refused_while_busy(void **state)
  * failing, on a faulty ram device above a file device (io_uring: the
  * completions of one thread's batch may be reaped by the other): no page
  * lost, no wrong data, every failure answered for its own folio. */
-static void test_batches_with_faults_lose_no_page(void **state)
+/* @fn's traffic from 2 threads on a faulty ram device (1 % of reads and
+ * writes failing) above an io_uring file. */
+static void faulted_traffic(void *(*fn)(void *), const char *how)
 {
 	struct faulty_opts fo = { .read_error_rate = 0.01, .write_error_rate = 0.01,
 				  .seed = t_env_seed() };
@@ -601,9 +603,14 @@ static void test_batches_with_faults_lose_no_page(void **state)
 	swapon_backend(u, b, 10);
 	swapon_backend(u, t_backend_open(T_FILE_URING, 64 * USWAP_CLUSTER_SLOTS, false), 0);
 	model_init(&m, u, 8192);
-	run_threads(&m, 2, ops, t_env_seed(), batch_traffic);
-	t_assert_no_async_failure("batched traffic");
-	drain_faulted(u, &m, " in batches");
+	run_threads(&m, 2, ops, t_env_seed(), fn);
+	t_assert_no_async_failure(how);
+	drain_faulted(u, &m, how);
+}
+
+static void test_batches_with_faults_lose_no_page(void **state)
+{
+	faulted_traffic(batch_traffic, " in batches");
 }
 
 /* Swapoff of the top device while 2 threads swap in batches: every page
@@ -644,22 +651,7 @@ static void test_swapoff_under_batched_traffic_moves_every_page(void **state)
  * ram device above an io_uring file: no page lost, no wrong data. */
 static void test_queued_traffic_with_faults_loses_no_page(void **state)
 {
-	struct faulty_opts fo = { .read_error_rate = 0.01, .write_error_rate = 0.01,
-				  .seed = t_env_seed() };
-	struct uswap *u = t_create(2, 0);
-	struct backend *b;
-	struct model m;
-	char err[128];
-	uint64_t ops = (uint64_t)(100000 * t_env_scale()) / 2 + 1000;
-
-	t_async_reset();
-	t_eq(backend_faulty_open(ram(64 * USWAP_CLUSTER_SLOTS), &fo, &b, err, sizeof(err)), 0);
-	swapon_backend(u, b, 10);
-	swapon_backend(u, t_backend_open(T_FILE_URING, 64 * USWAP_CLUSTER_SLOTS, false), 0);
-	model_init(&m, u, 8192);
-	run_threads(&m, 2, ops, t_env_seed(), queued_traffic);
-	t_assert_no_async_failure("queued traffic");
-	drain_faulted(u, &m, " through queues");
+	faulted_traffic(queued_traffic, " through queues");
 }
 
 /* Swapoff of an io_uring file device while 2 threads keep requests in
