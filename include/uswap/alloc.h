@@ -457,7 +457,8 @@ USWAP_API int uswap_device_info(struct uswap *u, int type, struct uswap_device_i
  * uswap_swaps() - print the /proc/swaps-style table (Filename, Type, Size,
  * Used, Priority; sizes in KiB) of every device to @out.
  * The columns are those of the kernel's swap_show(), padded with spaces; Size and
- * Used in KiB, Type "partition" for every device for now.
+ * Used in KiB, Type "file" for a swap file and "partition" for every other
+ * device (as uswap_device_info()'s type).
  * Return: number of devices printed.
  * Context: any thread, while allocation runs.
  */

@@ -128,10 +128,10 @@ USWAP_API int uswap_swapon_spec(struct uswap *u, const char *spec, char *err,
  * a 16-byte uuid and a 16-byte label; the bad-page list (u32 each) from
  * byte 1536; the magic "SWAPSPACE2" in the last 10 bytes of the page.
  * The rules follow the kernel's read_swap_header() and util-linux
- * swapon(8), with these differences, each refused with its own message:
- * a byte-swapped header (the kernel converts it), bad pages in a regular
- * file (accepted here: the file backend skips them; the kernel refuses),
- * and areas under USWAP_MIN_CLUSTERS clusters (too small for uswap).
+ * swapon(8), with these differences: a byte-swapped header (the kernel
+ * converts it) and areas under USWAP_MIN_CLUSTERS clusters (too small for
+ * uswap) are refused, each with its own message; bad pages in a regular
+ * file are accepted (the file backend skips them; the kernel refuses).
  * ---------------------------------------------------------------------- */
 
 /* Room for the bad-page list: (4096 - 10 - 1536) / 4 (MAX_SWAP_BADPAGES) */
@@ -266,7 +266,8 @@ struct uswap_spec_option {
 /* A wrapper or the device: its kind and every option it takes. A new
  * backend adds a kind and its keys, never a field. */
 struct uswap_spec_layer {
-	const char *kind;  /* "faulty", "ram", "zram", "file" */
+	const char *kind;  /* "faulty", "crypt", "mirror", "writeback", "ram",
+			      "zram", "file", "nbd" */
 	unsigned int nr_options;
 	struct uswap_spec_option options[USWAP_SPEC_MAX_OPTIONS];
 };
