@@ -343,7 +343,7 @@ struct qreq {
 	struct uswap_swap_io io; /* first: the answer's pointer is the qreq's */
 	struct object *o;
 	bool out;
-	char page[PAGE];
+	_Alignas(16) char page[PAGE]; /* stamp() writes 8-byte words */
 };
 
 /* Lock a random idle object and submit its swap-out or swap-in. */
