@@ -395,12 +395,18 @@ bool t_have_nbdkit(void)
  * socket. */
 static void nbdkit_spawn(struct t_nbdkit *s)
 {
-	char *argv[12];
+	char *argv[14], pidfile[sizeof(s->dir) + 8];
 	int n = 0;
 
+	/* nbdkit writes its pid file once it accepts connections; the
+	 * socket exists a little before that. */
+	snprintf(pidfile, sizeof(pidfile), "%s/pid", s->dir);
+	unlink(pidfile);
 	argv[n++] = "nbdkit";
 	argv[n++] = "-f";
 	argv[n++] = "--exit-with-parent";
+	argv[n++] = "-P";
+	argv[n++] = pidfile;
 	argv[n++] = "-U";
 	argv[n++] = s->sock;
 	if (s->readonly)
@@ -412,11 +418,11 @@ static void nbdkit_spawn(struct t_nbdkit *s)
 	for (int i = 0; i < 500; i++) {
 		struct stat st;
 
-		if (stat(s->sock, &st) == 0)
+		if (stat(pidfile, &st) == 0 && st.st_size > 0)
 			return;
 		usleep(10000);
 	}
-	fail_msg("nbdkit did not create %s within 5 s", s->sock);
+	fail_msg("nbdkit did not start on %s within 5 s", s->sock);
 }
 
 static void nbdkit_dir(struct t_nbdkit *s)
@@ -466,6 +472,10 @@ void t_nbdkit_stop(struct t_nbdkit *s)
 		waitpid(s->pid, NULL, 0);
 		s->pid = 0;
 	}
+	char pidfile[sizeof(s->dir) + 8];
+
+	snprintf(pidfile, sizeof(pidfile), "%s/pid", s->dir);
+	unlink(pidfile);
 	unlink(s->sock);
 	if (s->file[0])
 		unlink(s->file);

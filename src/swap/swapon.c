@@ -122,9 +122,40 @@ USWAP_API int uswap_swapon_spec(struct uswap *u, const char *spec, char *err,
 	return type;
 }
 
+/* Run @fn on device @type's backend (NULL for a device without one) with
+ * the global lock held, which keeps the device and its backend from going.
+ * Return: @fn's; -ENOENT (no device @type). */
+static int with_backend(struct uswap *u, int type, int (*fn)(struct backend *b, void *ctx),
+			void *ctx)
+{
+	int rc = -ENOENT;
+
+	if (!u || type < 0 || type >= USWAP_MAX_DEVICES)
+		return -ENOENT;
+	global_lock(u);
+	if (u->devs[type])
+		rc = fn(u->devs[type]->backend, ctx);
+	global_unlock(u);
+	return rc;
+}
+
+struct replace_ctx {
+	struct backend *nb;
+	char *err;
+	size_t errlen;
+};
+
+static int replace_leg(struct backend *b, void *ctx)
+{
+	struct replace_ctx *c = ctx;
+
+	return b ? mirror_replace(b, c->nb, c->err, c->errlen) : -ENOENT;
+}
+
 USWAP_API int uswap_mirror_replace(struct uswap *u, int type, const char *spec,
 				   char *err, size_t errlen)
 {
+	struct replace_ctx c = { .err = err, .errlen = errlen };
 	struct uswap_backend *nb;
 	int rc;
 
@@ -133,66 +164,55 @@ USWAP_API int uswap_mirror_replace(struct uswap *u, int type, const char *spec,
 	rc = uswap_backend_open(spec, &nb, NULL, err, errlen);
 	if (rc)
 		return rc;
-	global_lock(u); /* keeps the device, and its backend, from going */
-	if (!u->devs[type] || !u->devs[type]->backend)
-		rc = backend_errf(err, errlen, -ENOENT, "no device %d", type);
-	else
-		rc = mirror_replace(u->devs[type]->backend, (struct backend *)nb, err, errlen);
-	global_unlock(u);
+	c.nb = (struct backend *)nb;
+	rc = with_backend(u, type, replace_leg, &c);
+	if (rc == -ENOENT)
+		backend_errf(err, errlen, -ENOENT, "no device %d", type);
 	if (rc)
 		uswap_backend_close(nb);
 	return rc;
 }
 
+static int print_backend_stats(struct backend *b, void *out)
+{
+	if (b && b->ops->print_stats)
+		b->ops->print_stats(b, out);
+	return 0;
+}
+
 USWAP_API int uswap_device_print_stats(struct uswap *u, int type, FILE *out)
 {
-	struct backend *b;
-	int rc = -ENOENT;
-
-	if (!u || type < 0 || type >= USWAP_MAX_DEVICES)
-		return -ENOENT;
-	if (!out)
+	if (!out && u && type >= 0 && type < USWAP_MAX_DEVICES)
 		return -EINVAL;
-	global_lock(u); /* keeps the device, and its backend, from going */
-	if (u->devs[type]) {
-		b = u->devs[type]->backend;
-		if (b && b->ops->print_stats)
-			b->ops->print_stats(b, out);
-		rc = 0;
-	}
-	global_unlock(u);
-	return rc;
+	return with_backend(u, type, print_backend_stats, out);
+}
+
+static int zram_stat_of(struct backend *b, void *ctx)
+{
+	struct uswap_zram_stat *out = ctx;
+	struct zram_mm_stat mm;
+	int rc = b && zram_algo(b) ? zram_mm_stat(b, &mm) : -EINVAL;
+
+	if (rc)
+		return rc;
+	*out = (struct uswap_zram_stat){
+		.disksize = b->nr_slots * USWAP_PAGE_SIZE,
+		.orig_data_size = mm.orig_data_size,
+		.compr_data_size = mm.compr_data_size,
+		.mem_used_total = mm.mem_used_total,
+		.mem_limit = mm.mem_limit,
+		.mem_used_max = mm.mem_used_max,
+		.same_pages = mm.same_pages,
+		.pages_compacted = mm.pages_compacted,
+		.huge_pages = mm.huge_pages,
+	};
+	snprintf(out->algo, sizeof(out->algo), "%s", zram_algo(b));
+	return 0;
 }
 
 USWAP_API int uswap_device_zram_stat(struct uswap *u, int type, struct uswap_zram_stat *out)
 {
-	struct zram_mm_stat mm;
-	struct backend *b;
-	int rc = -ENOENT;
-
-	if (!u || type < 0 || type >= USWAP_MAX_DEVICES)
-		return -ENOENT;
-	if (!out)
+	if (!out && u && type >= 0 && type < USWAP_MAX_DEVICES)
 		return -EINVAL;
-	global_lock(u); /* keeps the device, and its backend, from going */
-	if (u->devs[type]) {
-		b = u->devs[type]->backend;
-		rc = b && zram_algo(b) ? zram_mm_stat(b, &mm) : -EINVAL;
-		if (!rc) {
-			*out = (struct uswap_zram_stat){
-				.disksize = b->nr_slots * USWAP_PAGE_SIZE,
-				.orig_data_size = mm.orig_data_size,
-				.compr_data_size = mm.compr_data_size,
-				.mem_used_total = mm.mem_used_total,
-				.mem_limit = mm.mem_limit,
-				.mem_used_max = mm.mem_used_max,
-				.same_pages = mm.same_pages,
-				.pages_compacted = mm.pages_compacted,
-				.huge_pages = mm.huge_pages,
-			};
-			snprintf(out->algo, sizeof(out->algo), "%s", zram_algo(b));
-		}
-	}
-	global_unlock(u);
-	return rc;
+	return with_backend(u, type, zram_stat_of, out);
 }
