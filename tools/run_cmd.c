@@ -200,19 +200,30 @@ static int check_devices(const struct run_opts *o)
 {
 	struct uswap_backend *b[MAX_DEVICES];
 	char err[512];
-	int rc = 0;
-	unsigned int n;
+	int rc = 0, saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	unsigned int n, bad = 0;
 
-	for (n = 0; n < o->nr_devices; n++) {
+	/* The agent opens the devices again and prints their warnings (an
+	 * insecure swap file's mode, say): said here too, they would come
+	 * twice. Errors are ours to print, below. */
+	if (saved >= 0 && null >= 0)
+		dup2(null, STDERR_FILENO);
+	for (n = 0; n < o->nr_devices; n++)
 		if (uswap_backend_open(o->devices[n], &b[n], NULL, err, sizeof(err))) {
-			rc = cli_runtime_error(CMD, "--device %s: %s", o->devices[n], err);
+			rc = -1;
+			bad = n;
 			break;
 		}
-	}
 	while (n)
 		uswap_backend_close(b[--n]);
+	if (saved >= 0 && null >= 0)
+		dup2(saved, STDERR_FILENO);
+	if (saved >= 0)
+		close(saved);
+	if (null >= 0)
+		close(null);
 	if (rc)
-		return rc;
+		return cli_runtime_error(CMD, "--device %s: %s", o->devices[bad], err);
 	if (o->limit < (uint64_t)USWAP_PAGER_MIN_LIMIT_FOLIOS * USWAP_PAGE_SIZE << o->order)
 		return cli_runtime_error(CMD, "--limit is below the pager's minimum of %u "
 					 "folios", USWAP_PAGER_MIN_LIMIT_FOLIOS);
