@@ -45,6 +45,11 @@ for mode in alloc fork syscall threads mmap; do
 	[ "${swpin:-0}" -gt 0 ] || fail "$mode: nothing was swapped in: $(cat "$dir/$mode.err")"
 done
 
+# --stats ends with zramctl's columns for the default zram devices.
+grep -q "^  zram  *NAME  *ALGORITHM  *DISKSIZE  *DATA  *COMPR  *TOTAL" "$dir/alloc.err" &&
+	grep -q "^  *zram0  *lz4  *1G " "$dir/alloc.err" ||
+	fail "--stats: no zram table: $(cat "$dir/alloc.err")"
+
 # The forked child swapped too: it had a pager of its own.
 grep -q "processes  *2 with a pager" "$dir/fork.err" || fail "fork: the child had no pager: $(cat "$dir/fork.err")"
 

@@ -10,6 +10,7 @@
  */
 #include "cli.h"
 #include "run_cmd.h"
+#include "status_cmd.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -157,6 +158,7 @@ static void print_devices(json_object *sum)
 			(long long)get_i64(d, "size_kb"), (long long)get_i64(d, "used_kb"),
 			(long long)get_i64(d, "prio"));
 	}
+	status_print_zram(stderr, devs, "  zram            ", "                  ");
 }
 
 static void print_stats(json_object *sum, int status)

@@ -243,9 +243,7 @@ static void print_orders(json_object *o, const char *key)
 	printf("   (folios, orders 0..4)\n");
 }
 
-/* zramctl's columns for the zram devices: NAME ALGORITHM DISKSIZE DATA
- * COMPR TOTAL (bytes as it prints them). */
-static void print_zram(json_object *devs)
+void status_print_zram(FILE *out, json_object *devs, const char *head, const char *lead)
 {
 	bool header = false;
 	char s[4][32];
@@ -256,10 +254,11 @@ static void print_zram(json_object *devs)
 		if (!json_object_object_get_ex(d, "zram", &z))
 			continue;
 		if (!header)
-			printf("  %-16s%-10s%8s %8s %8s %8s\n", "NAME", "ALGORITHM", "DISKSIZE",
-			       "DATA", "COMPR", "TOTAL");
+			fprintf(out, "%s%-16s%-10s%8s %8s %8s %8s\n", head, "NAME", "ALGORITHM",
+				"DISKSIZE", "DATA", "COMPR", "TOTAL");
 		header = true;
-		printf("  %-16s%-10s%8s %8s %8s %8s\n", str(d, "name"), str(z, "algorithm"),
+		fprintf(out, "%s%-16s%-10s%8s %8s %8s %8s\n", lead, str(d, "name"),
+		       str(z, "algorithm"),
 		       human_kb(num(z, "disksize") / 1024, s[0], sizeof(s[0])),
 		       human_kb(num(z, "orig_data_size") / 1024, s[1], sizeof(s[1])),
 		       human_kb(num(z, "compr_data_size") / 1024, s[2], sizeof(s[2])),
@@ -312,7 +311,7 @@ static void print_one(json_object *o)
 			       human_kb(num(d, "size_kb"), a, sizeof(a)),
 			       human_kb(num(d, "used_kb"), b, sizeof(b)), (long long)num(d, "prio"));
 		}
-	print_zram(devs);
+	status_print_zram(stdout, devs, "  ", "  ");
 	print_backend(devs);
 	printf("  %-16s%lld pages\n", "pswpout", (long long)pages_of(o, "swpout"));
 	printf("  %-16s%lld folios\n", "swpin", (long long)num(o, "swpin"));
