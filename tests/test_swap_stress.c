@@ -613,30 +613,26 @@ static void test_batches_with_faults_lose_no_page(void **state)
 	faulted_traffic(batch_traffic, " in batches");
 }
 
-/* Swapoff of the top device while 2 threads swap in batches: every page
- * moves through the owner's callback and reads back intact. */
-static void test_swapoff_under_batched_traffic_moves_every_page(void **state)
+/* Swapoff of device @top of @u (swapped on by the caller, with room
+ * below it) while 2 threads run @fn's traffic: every page moves through
+ * the owner's callback and reads back intact, and the device is gone. */
+static void swapoff_under(struct uswap *u, int top, void *(*fn)(void *), const char *how)
 {
-	struct uswap *u = t_create(2, 0);
-	struct swapoff_arg s = { .u = u };
+	struct swapoff_arg s = { .u = u, .type = top };
 	struct uswap_device_info info;
 	size_t nr = 12000;
 	struct model m;
 	pthread_t th;
 
 	t_async_reset();
-	s.type = swapon_backend(u, ram(64 * USWAP_CLUSTER_SLOTS), 10);
-	swapon_backend(u, t_backend_open(T_FILE_URING, 64 * USWAP_CLUSTER_SLOTS, false), 5);
-	swapon_backend(u, ram(64 * USWAP_CLUSTER_SLOTS), 5);
 	model_init(&m, u, nr);
 	for (size_t i = 0; i < nr; i++)
 		obj_swap_out(&m, &m.obj[i]);
 	uswap_set_unuse(u, unuse_move, &m);
 	pthread_create(&th, NULL, do_swapoff, &s);
-	run_threads(&m, 2, (uint64_t)(50000 * t_env_scale()) + 1000, t_env_seed(),
-		    batch_traffic);
+	run_threads(&m, 2, (uint64_t)(50000 * t_env_scale()) + 1000, t_env_seed(), fn);
 	pthread_join(th, NULL);
-	t_assert_no_async_failure("batched traffic during swapoff");
+	t_assert_no_async_failure(how);
 	t_eq(s.rc, 0);
 	t_eq(uswap_device_info(u, s.type, &info), -ENOENT);
 	model_drain(&m);
@@ -644,6 +640,17 @@ static void test_swapoff_under_batched_traffic_moves_every_page(void **state)
 	t_check(u);
 	model_free(&m);
 	uswap_destroy(u);
+}
+
+/* Swapoff of the top device while 2 threads swap in batches. */
+static void test_swapoff_under_batched_traffic_moves_every_page(void **state)
+{
+	struct uswap *u = t_create(2, 0);
+	int top = swapon_backend(u, ram(64 * USWAP_CLUSTER_SLOTS), 10);
+
+	swapon_backend(u, t_backend_open(T_FILE_URING, 64 * USWAP_CLUSTER_SLOTS, false), 5);
+	swapon_backend(u, ram(64 * USWAP_CLUSTER_SLOTS), 5);
+	swapoff_under(u, top, batch_traffic, "batched traffic during swapoff");
 }
 
 /* Queued traffic (up to 32 requests in flight per thread, answers in any
@@ -655,37 +662,15 @@ static void test_queued_traffic_with_faults_loses_no_page(void **state)
 }
 
 /* Swapoff of an io_uring file device while 2 threads keep requests in
- * flight on it through their queues: swapoff waits for those in flight,
- * every page moves through the owner's callback and reads back intact. */
+ * flight on it through their queues: swapoff waits for those in flight. */
 static void test_swapoff_under_queued_traffic_moves_every_page(void **state)
 {
 	struct uswap *u = t_create(2, 0);
-	struct swapoff_arg s = { .u = u };
-	struct uswap_device_info info;
-	size_t nr = 12000;
-	struct model m;
-	pthread_t th;
+	int top = swapon_backend(u, t_backend_open(T_FILE_URING, 64 * USWAP_CLUSTER_SLOTS,
+						   false), 10);
 
-	t_async_reset();
-	s.type = swapon_backend(u, t_backend_open(T_FILE_URING, 64 * USWAP_CLUSTER_SLOTS,
-						  false), 10);
 	swapon_backend(u, ram(64 * USWAP_CLUSTER_SLOTS), 5);
-	model_init(&m, u, nr);
-	for (size_t i = 0; i < nr; i++)
-		obj_swap_out(&m, &m.obj[i]);
-	uswap_set_unuse(u, unuse_move, &m);
-	pthread_create(&th, NULL, do_swapoff, &s);
-	run_threads(&m, 2, (uint64_t)(50000 * t_env_scale()) + 1000, t_env_seed(),
-		    queued_traffic);
-	pthread_join(th, NULL);
-	t_assert_no_async_failure("queued traffic during swapoff");
-	t_eq(s.rc, 0);
-	t_eq(uswap_device_info(u, s.type, &info), -ENOENT);
-	model_drain(&m);
-	t_eq_u64(t_total_inuse(u), 0);
-	t_check(u);
-	model_free(&m);
-	uswap_destroy(u);
+	swapoff_under(u, top, queued_traffic, "queued traffic during swapoff");
 }
 
 /* Batched traffic from 2 threads on an NBD export over two connections
