@@ -330,5 +330,14 @@ if command -v mkswap > /dev/null || [ -x /usr/sbin/mkswap ]; then
 	[ $? = 1 ] || fail "the same swap file twice: want 1"
 	grep -q "in use" "$dir/twice.err" || fail "same file twice: $(cat "$dir/twice.err")"
 	[ ! -e "$dir/started" ] || fail "CMD started although a device was refused"
+	# A quote in the path: the agent's JSON stays JSON.
+	cp "$dir/s.img" "$dir/q\"uote.img"
+	"$uswap" run --limit 8M --device "file:$dir/q\"uote.img" --json "$dir/q.json" -- \
+		"$helper" alloc 24 > /dev/null 2>&1 || fail "run on a quoted path"
+	python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["processes"] == 1 and j["devices"][0]["name"].endswith("q\"uote.img"), j
+' "$dir/q.json" || fail "quoted path: $(cat "$dir/q.json")"
 fi
 echo "ok: helper modes, realloc fallback, sort, python3, zram over nbd, crypt, exit status, SIGTERM, --json, --plot, bad input"

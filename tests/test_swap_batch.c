@@ -444,6 +444,42 @@ static void test_swapoff_waits_for_a_read_in_flight(void **state)
 	t_buf_free(got, false);
 }
 
+/* A swap-out not yet answered holds its slots by a pin alone: a swap-in
+ * of its entry (swapoff's owner may try one) is -ENOENT, never the
+ * device's empty slot read as data; after the reap it reads the folio. On
+ * zram with workers the write may not even have run yet. */
+static void in_flight_write_reads_enoent(const char *spec)
+{
+	struct uswap *u = t_create(2, 0);
+	unsigned char *want = t_buf_alloc(folio_bytes(0), false);
+	unsigned char *got = t_buf_alloc(folio_bytes(0), false);
+	struct uswap_swap_io io = { .pages = want, .order = 0 }, *p = &io, *done[1];
+	struct uswap_swapq *q;
+	char err[256];
+	uint64_t seed = 21;
+
+	t_true(uswap_swapon_spec(u, spec, err, sizeof(err)) >= 0);
+	t_fill_folio(want, 0, &seed);
+	t_eq(uswap_swapq_create(u, 4, &q), 0);
+	t_eq(uswap_swapq_out(q, &p, 1, 0), 1);
+	t_eq(uswap_swap_in(u, io.entry, 0, got), -ENOENT);
+	t_eq(uswap_swapq_reap(q, 1, done, 1), 1);
+	t_eq(io.result, 0);
+	t_eq(uswap_swap_in(u, io.entry, 0, got), 0);
+	t_assert_same_bytes(got, want, folio_bytes(0), spec);
+	t_eq(uswap_swap_free(u, io.entry, 0), 0);
+	uswap_swapq_destroy(q);
+	uswap_destroy(u);
+	t_buf_free(want, false);
+	t_buf_free(got, false);
+}
+
+static void test_an_unanswered_swap_out_is_not_read_as_data(void **state)
+{
+	in_flight_write_reads_enoent("ram:16M");
+	in_flight_write_reads_enoent("zram:16M:workers=2");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -455,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_queue_keeps_requests_in_flight_across_calls),
 		cmocka_unit_test(test_queue_answers_as_the_batch_calls),
 		cmocka_unit_test(test_swapoff_waits_for_a_read_in_flight),
+		cmocka_unit_test(test_an_unanswered_swap_out_is_not_read_as_data),
 	};
 	return t_run(tests);
 }

@@ -49,7 +49,9 @@ USWAP_API int uswap_swap_out(struct uswap *u, const void *pages, unsigned int or
  * from the swap cache when a copy is there, else from the device. The
  * caller keeps its references (free them with uswap_swap_free()).
  * Return: 1 (swap cache hit, no I/O), 0 (read from the device), -EIO (the
- * device failed: @buf holds nothing valid), -ENOENT (a slot not in use),
+ * device failed: @buf holds nothing valid), -ENOENT (a slot not in use,
+ * or held only by a pin: a swap-out not answered yet, slots from
+ * uswap_alloc() with nothing written; there is no data to read),
  * -EINVAL.
  * Context: any thread; sleeps on I/O.
  */

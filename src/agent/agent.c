@@ -359,6 +359,26 @@ static void child_after_fork(void)
  * Stats at exit: one JSON object for `uswap run` to print
  * ---------------------------------------------------------------------- */
 
+/* @s as a JSON string: quotes and backslashes escaped, control bytes as
+ * \u00XX (a device path may hold any of them); other bytes as they are.
+ * The agent writes its JSON by hand: a JSON library linked into the
+ * program's process could clash with the program's own copy. */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
 static void write_orders(FILE *f, const char *key, const uint64_t *v)
 {
 	fprintf(f, "\"%s\": [", key);
@@ -374,11 +394,13 @@ static void write_zram(FILE *f, int type)
 
 	if (uswap_device_zram_stat(agent.u, type, &z))
 		return;
-	fprintf(f, ", \"zram\": {\"algorithm\": \"%s\", \"disksize\": %llu, "
+	fprintf(f, ", \"zram\": {\"algorithm\": ");
+	json_str(f, z.algo);
+	fprintf(f, ", \"disksize\": %llu, "
 		"\"orig_data_size\": %llu, \"compr_data_size\": %llu, "
 		"\"mem_used_total\": %llu, \"mem_limit\": %llu, \"mem_used_max\": %llu, "
 		"\"same_pages\": %llu, \"pages_compacted\": %llu, \"huge_pages\": %llu}",
-		z.algo, (unsigned long long)z.disksize,
+		(unsigned long long)z.disksize,
 		(unsigned long long)z.orig_data_size, (unsigned long long)z.compr_data_size,
 		(unsigned long long)z.mem_used_total, (unsigned long long)z.mem_limit,
 		(unsigned long long)z.mem_used_max, (unsigned long long)z.same_pages,
@@ -409,11 +431,10 @@ static void write_backend(FILE *f, int type)
 		if (!sp)
 			continue;
 		*sp = '\0';
-		fprintf(f, "%s\"%s\": \"", first ? "" : ", ", line);
-		for (const char *c = sp + 1; *c; c++) /* JSON-safe: no quotes, no controls */
-			if (*c != '"' && *c != '\\' && (unsigned char)*c >= 0x20)
-				fputc(*c, f);
-		fputc('"', f);
+		fputs(first ? "" : ", ", f);
+		json_str(f, line);
+		fputs(": ", f);
+		json_str(f, sp + 1);
 		first = false;
 	}
 	fprintf(f, "}");
@@ -429,9 +450,13 @@ static void write_devices(FILE *f)
 	for (int type = 0; type < USWAP_MAX_DEVICES; type++) {
 		if (uswap_device_info(agent.u, type, &info))
 			continue;
-		fprintf(f, "%s{\"name\": \"%s\", \"type\": \"%s\", \"prio\": %d, "
+		fprintf(f, "%s{\"name\": ", first ? "" : ", ");
+		json_str(f, info.name);
+		fprintf(f, ", \"type\": ");
+		json_str(f, info.kind);
+		fprintf(f, ", \"prio\": %d, "
 			"\"size_kb\": %llu, \"used_kb\": %llu, \"write_errors\": %llu",
-			first ? "" : ", ", info.name, info.kind, info.prio,
+			info.prio,
 			(unsigned long long)info.size_kb,
 			(unsigned long long)info.used_kb, (unsigned long long)info.write_errors);
 		write_zram(f, type);

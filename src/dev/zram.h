@@ -67,10 +67,10 @@ int zram_mm_stat(struct backend *b, struct zram_mm_stat *st);
 int zram_io_stat(struct backend *b, struct zram_io_stat *st);
 
 /*
- * zram_workers_start() - compress and decompress the requests of each
- * submitted batch on @n threads of the device's own (1..ZRAM_MAX_WORKERS),
- * the submitter helping while it reaps; 0 changes nothing (every request
- * runs on the submitting thread, as the kernel's zram). Single requests
+ * zram_workers_start() - compress the writes of each submitted batch on
+ * @n threads of the device's own (1..ZRAM_MAX_WORKERS), the submitter
+ * helping while it reaps; 0 changes nothing (every request runs on the
+ * submitting thread, as the kernel's zram). Reads and single requests
  * (the synchronous ops) always run on the caller's thread.
  * Return: 0; -EINVAL (@n too large); -ENOMEM or a pthread error (no
  * worker left running), with a message in @err.

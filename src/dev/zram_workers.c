@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * zram_workers.c - zram's asynchronous submit: with workers=N, a batch's
- * pages are compressed (or decompressed) by N threads of the device's own
- * and by the submitter itself while it reaps, instead of one after another
- * on the submitting thread. The kernel's zram has no such workers (its
+ * writes are compressed by N threads of the device's own and by the
+ * submitter itself while it reaps, instead of one after another on the
+ * submitting thread. Reads are decompressed at once on the submitting
+ * thread, as without workers: a read left queued could run after its
+ * caller freed the slot (zram forgets a freed slot's data at once), and
+ * handing reads over measured slower anyway (docs/benchmarks.md). The kernel's zram has no such workers (its
  * writes compress in the caller's context); this is the option the batched
  * swap path (#9) measures against that (docs/benchmarks.md).
  *
@@ -101,13 +104,20 @@ int zram_submit_batch(struct backend *b, struct backend_io **ios, unsigned int n
 			return -EINVAL;
 	if (w && n > 1) {
 		pthread_mutex_lock(&w->lock);
-		for (; queued < n && w->len < WQ_CAP; queued++, w->len++)
-			w->q[(w->head + w->len) % WQ_CAP] = ios[queued];
-		pthread_cond_broadcast(&w->work);
+		for (unsigned int i = 0; i < n && w->len < WQ_CAP; i++) {
+			if (ios[i]->op == BACKEND_WRITE) {
+				w->q[(w->head + w->len++) % WQ_CAP] = ios[i];
+				queued++;
+			}
+		}
+		if (queued)
+			pthread_cond_broadcast(&w->work);
 		pthread_mutex_unlock(&w->lock);
 	}
-	for (unsigned int i = queued; i < n; i++)
-		run_io(b, ios[i]);
+	/* The rest here: reads, and the writes past the first @queued. */
+	for (unsigned int i = 0, writes = 0; i < n; i++)
+		if (ios[i]->op != BACKEND_WRITE || writes++ >= queued)
+			run_io(b, ios[i]);
 	return 0;
 }
 

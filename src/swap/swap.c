@@ -49,6 +49,15 @@ bool range_in_use(struct swap_device *si, uint32_t off, unsigned int nr)
 	return true;
 }
 
+bool range_referenced(struct swap_device *si, struct swap_cluster_info *ci, uint32_t off,
+		      unsigned int nr)
+{
+	for (uint32_t i = off; i < off + nr; i++)
+		if (!slot_count(ci, si->swap_map[i], i % CLUSTER_SLOTS))
+			return false;
+	return true;
+}
+
 /* A slot whose HAS_CACHE pin is someone else's: pinned (uswap_cache_pin()
  * or uswap_alloc()) with no copy of ours in the swap cache. That owner
  * lets go with uswap_put_folio(), which frees the slot; a free must not

@@ -111,6 +111,10 @@ int in_complete(struct swap_req *r, struct pcpu_stats *st);
 
 /* swap.c: the cluster checks shared by the swap-in and free paths. */
 bool range_in_use(struct swap_device *si, uint32_t off, unsigned int nr);
+/* Every slot of the range holds a reference (not only a pin).
+ * Context: ci->lock held. */
+bool range_referenced(struct swap_device *si, struct swap_cluster_info *ci, uint32_t off,
+		      unsigned int nr);
 
 static inline struct backend *device_backend(struct swap_device *si)
 {

@@ -43,10 +43,19 @@ int in_prepare(struct uswap *u, struct swap_req *r, struct pcpu_stats *st)
 		return 1;
 	}
 	folio = scache_lookup(ci, off % CLUSTER_SLOTS);
-	if (folio && folio->order == io->order)
+	if (folio && folio->order == io->order) {
 		scache_get(folio); /* copy it out without the lock held */
-	else
+	} else if (!range_referenced(si, ci, off, nr)) {
+		/* Only a pin, no reference and no copy here: a swap-out
+		 * whose write is not committed yet (a swap queue's, maybe
+		 * not even written), or slots uswap_alloc() handed out with
+		 * nothing written. The device holds nothing valid there. */
+		ci_unlock(ci);
+		io->result = -ENOENT;
+		return 1;
+	} else {
 		folio = NULL;
+	}
 	ci_unlock(ci);
 
 	stat_inc(&st->swpin);
