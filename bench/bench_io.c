@@ -269,6 +269,9 @@ static int finish_opts(struct bench_io_opts *o)
 		return cli_usage_error(CMD, "--keep only applies to --make-file");
 	if (!o->make_file && o->file_size != DEFAULT_FILE_SIZE)
 		return cli_usage_error(CMD, "--file-size only applies to --make-file");
+	if (o->queue && o->batch < 2)
+		return cli_usage_error(CMD, "--queue keeps --batch N requests in flight: "
+				       "give --batch N (2..%d) too", BENCH_IO_MAX_BATCH);
 	if (o->file_path && o->nr_devices)
 		return cli_usage_error(CMD, "--file adds to the default set; with "
 				       "--device, name the file as --device file:PATH");

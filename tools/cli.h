@@ -180,6 +180,7 @@ struct cli_plot_sample {
 
 struct cli_plot {
 	const char *path, *title, *out_label, *in_label;
+	bool made;                       /* cli_plot_open() created the file */
 	uint64_t t0;
 	struct cli_plot_sample *s;
 	size_t nr, cap;
@@ -187,18 +188,25 @@ struct cli_plot {
 	char names[CLI_PLOT_MAX_DEVICES][64];
 };
 
-/* A plot to draw into @path; the strings must outlive it and hold no
- * single quote (they go into gnuplot's script as they are). NULL when
- * out of memory. */
-struct cli_plot *cli_plot_new(const char *path, const char *title, const char *out_label,
-			      const char *in_label);
+/* cli_plot_open() - check @path for --plot (gnuplot takes it in single
+ * quotes: no quote or control character) and create it; *@made says
+ * whether it did not exist before. Return: 0, or CLI_EXIT_USAGE after
+ * saying why (as @cmd). */
+int cli_plot_open(const char *cmd, const char *path, bool *made);
+
+/* A plot to draw into @path (checked with cli_plot_open()); the strings
+ * must outlive it and hold no single quote (they go into gnuplot's
+ * script as they are). NULL when out of memory. */
+struct cli_plot *cli_plot_new(const char *path, bool made, const char *title,
+			      const char *out_label, const char *in_label);
 /* A new sample (zeroed, its time set) for the caller to fill; NULL when
  * out of memory (the sample is dropped). */
 struct cli_plot_sample *cli_plot_next(struct cli_plot *p);
 /* Name device column @i (its title in the device-use panel). */
 void cli_plot_device(struct cli_plot *p, unsigned int i, const char *name);
-/* Draw and free @p. No gnuplot, or no sample, is a note on stderr and 0;
- * else lab_gnuplot_svg()'s -errno, also said on stderr. @cmd names the
+/* Draw and free @p. No gnuplot, or no sample, is a note on stderr and 0
+ * (with no sample the empty file cli_plot_open() made is removed); else
+ * lab_gnuplot_svg()'s -errno, also said on stderr. @cmd names the
  * subcommand in messages. */
 int cli_plot_finish(struct cli_plot *p, const char *cmd);
 

@@ -7,14 +7,34 @@
  * the samples and draws them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "lab/lab.h"
 
-struct cli_plot *cli_plot_new(const char *path, const char *title, const char *out_label,
-			      const char *in_label)
+int cli_plot_open(const char *cmd, const char *path, bool *made)
+{
+	int fd;
+
+	for (const char *c = path; *c; c++)
+		if (*c == '\'' || (unsigned char)*c < 0x20 || *c == 0x7f)
+			return cli_usage_error(cmd, "--plot '%s': no quote or control character "
+					       "in the path, please (gnuplot takes it quoted)", path);
+	if (!*path || !strcmp(path, "--"))
+		return cli_usage_error(cmd, "--plot needs a FILE.svg");
+	*made = access(path, F_OK) != 0;
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return cli_usage_error(cmd, "--plot %s: %s", path, strerror(errno));
+	close(fd);
+	return 0;
+}
+
+struct cli_plot *cli_plot_new(const char *path, bool made, const char *title,
+			      const char *out_label, const char *in_label)
 {
 	struct cli_plot *p = calloc(1, sizeof(*p));
 
@@ -23,6 +43,7 @@ struct cli_plot *cli_plot_new(const char *path, const char *title, const char *o
 		p->title = title;
 		p->out_label = out_label;
 		p->in_label = in_label;
+		p->made = made;
 		p->t0 = cli_now_ns();
 	}
 	return p;
@@ -116,7 +137,9 @@ int cli_plot_finish(struct cli_plot *p, const char *cmd)
 		rc = 0;
 	} else if (!p->nr) {
 		fprintf(stderr, "uswap %s: --plot %s: no sample (it ended before the first "
-			"%d ms)\n", cmd, p->path, CLI_PLOT_PERIOD_MS);
+			"%d ms), nothing drawn\n", cmd, p->path, CLI_PLOT_PERIOD_MS);
+		if (p->made)
+			unlink(p->path); /* no empty SVG left behind */
 		rc = 0;
 	} else if ((rc = lab_gnuplot_svg(p->path, write_samples, write_script, p))) {
 		fprintf(stderr, "uswap %s: --plot %s: %s\n", cmd, p->path, strerror(-rc));

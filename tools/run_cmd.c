@@ -368,11 +368,11 @@ int cmd_run(int argc, char **argv)
 		close(fd);
 	}
 	if (o.plot) { /* likewise */
-		fd = open(o.plot, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0)
-			return cli_usage_error(CMD, "--plot %s: %s", o.plot, strerror(errno));
-		close(fd);
-		if (!(plot = cli_plot_new(o.plot, "uswap run", "pswpout (pages)",
+		bool made;
+
+		if ((rc = cli_plot_open(CMD, o.plot, &made)))
+			return rc;
+		if (!(plot = cli_plot_new(o.plot, made, "uswap run", "pswpout (pages)",
 					  "swpin (folios)")))
 			return cli_runtime_error(CMD, "out of memory");
 	}

@@ -572,12 +572,11 @@ int cmd_stress(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;
 	if (o.plot) { /* writable, before anything runs */
-		FILE *out = fopen(o.plot, "w");
+		bool made;
 
-		if (!out)
-			return cli_usage_error(CMD, "--plot %s: %s", o.plot, strerror(errno));
-		fclose(out);
-		plot = cli_plot_new(o.plot, "uswap stress", "swap-outs (folios)",
+		if ((rc = cli_plot_open(CMD, o.plot, &made)))
+			return rc;
+		plot = cli_plot_new(o.plot, made, "uswap stress", "swap-outs (folios)",
 				    "swap-ins (folios)");
 		if (!plot)
 			return cli_runtime_error(CMD, "out of memory");

@@ -231,7 +231,7 @@ USWAP_API int uswap_swapon(struct uswap *u, const struct uswap_swapon_args *args
  * until their queue is reaped; reads in flight are completed (the backend
  * reaped by swapoff itself) before the backend is closed.
  * Return: 0; -ENOENT (@type not swapped on, or outside 0..31); -EBUSY
- * (slots in use and no owner callback, or about 5 s of sweeps with nothing
+ * (slots in use and no owner callback, or 5000 sweeps, 5 to 10 s, with nothing
  * freed: the device is put back, with what was already moved staying
  * moved); the callback's -errno (device put back, likewise).
  * Context: may sleep; serialised with swapon by the instance's swapon lock.

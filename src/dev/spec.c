@@ -43,7 +43,7 @@ static const char *const kind_names[DEV_KIND_MAX] = {
 /* What each kind takes after its size or path, for "unknown option". */
 static const char *const kind_options[DEV_KIND_MAX] = {
 	[DEV_KIND_RAM] = "prio=N",
-	[DEV_KIND_ZRAM] = "lz4, zstd, algo=ALGO or prio=N",
+	[DEV_KIND_ZRAM] = "lz4, zstd, algo=ALGO, prio=N or workers=N",
 	[DEV_KIND_FILE] = "prio=N, discard, direct, qd=N or sync",
 	[DEV_KIND_NBD] = "prio=N or conns=N",
 };

@@ -17,7 +17,8 @@
 #include "swap/swap.h"
 
 #define UNUSE_PIN_GRACE 10   /* idle passes (~1 ms each) before pins are offered */
-#define UNUSE_IDLE_MAX  5000 /* idle passes before giving up: about 5 s */
+#define UNUSE_IDLE_MAX  5000 /* idle passes before giving up: 5 to 10 s (each
+				  sleeps 1 ms, plus its sweep) */
 
 /* Collect the offsets of slots in use in cluster @idx: those holding a
  * reference, and with @pinned also those held only by a HAS_CACHE pin. */
@@ -75,7 +76,7 @@ static long unuse_pass(struct uswap *u, struct swap_device *si, bool pinned,
  * the swap path finishing: those need no owner, so they are waited for.
  * Once about 10 ms pass with nothing freed, the pins left are the owner's
  * own (uswap_alloc() or uswap_cache_pin() with nothing written yet) and
- * are offered too. About 5 s with nothing freed is -EBUSY.
+ * are offered too. 5000 idle sweeps (5 to 10 s) with nothing freed is -EBUSY.
  */
 static int unuse_device(struct uswap *u, struct swap_device *si,
 			uswap_progress_fn progress, void *ctx)
