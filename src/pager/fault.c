@@ -220,6 +220,10 @@ static void swapin_done(struct uswap_pager *p, struct pager_region *r, size_t id
 
 	if (keep) {
 		folio_publish(&r->state[idx], PF_CLEAN | ref | (whole ? PF_WHOLE : 0));
+		/* Something reclaim can drop without a write, swap full or
+		 * not: its scan is worth running again. */
+		if (atomic_load_explicit(&p->swap_full_idle, memory_order_relaxed))
+			atomic_store_explicit(&p->swap_full_idle, false, memory_order_relaxed);
 		return;
 	}
 	folio_free_slots(p, r, idx, whole);

@@ -197,9 +197,17 @@ struct uswap_pager {
 	_Atomic uint64_t resident_peak;
 	/* Until this time (ns), reclaim offers no dirty folio to swap: the
 	 * last swap-out failed (swap full or failing). Without the pause every
-	 * fault would write-protect, fail and restore a whole batch again.
-	 * Cleared as soon as slots are freed. */
+	 * fault would write-protect, fail and restore a whole batch again, and
+	 * on this machine each protection costs a TLB flush IPI. The pause
+	 * doubles with each failure in a row (SWAP_FULL_PAUSE_NS up to
+	 * SWAP_FULL_PAUSE_MAX_NS; a successful write resets it) and ends early
+	 * once SWAP_FULL_ROOM_PAGES pages of slots were freed meanwhile: a slot
+	 * or two freed by swap-ins is not room for a batch. */
 	_Atomic uint64_t swap_full_until;
+	_Atomic uint64_t swap_full_pause_ns; /* the current pause's length */
+	_Atomic uint64_t swap_full_room;     /* pages freed during the pause */
+	_Atomic bool swap_full_idle;         /* a pass of this pause found no
+						clean folio: skip the scan */
 	/* uswap_pager_hold() calls in force: no eviction while > 0. */
 	_Atomic unsigned int hold;
 

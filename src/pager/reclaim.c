@@ -51,7 +51,9 @@
 #define RECLAIM_MAX_BATCH 1024         /* folios picked per pass */
 #define CHARGE_STALL_NS   (2000000000ull) /* no progress this long: over limit */
 #define DIRECT_BATCH_PAGES 64           /* see direct_batch() */
-#define SWAP_FULL_PAUSE_NS (10000000ull) /* see p->swap_full_until */
+#define SWAP_FULL_PAUSE_NS     (10000000ull)   /* see p->swap_full_until */
+#define SWAP_FULL_PAUSE_MAX_NS (1000000000ull) /* 1 s */
+#define SWAP_FULL_ROOM_PAGES   256
 
 /* ------------------------------------------------------------------------
  * Slots of a folio
@@ -199,9 +201,11 @@ void folio_free_slots(struct uswap_pager *p, struct pager_region *r, size_t idx,
 		err = uswap_swap_free(p->u, (uswap_entry_t){ first }, p->order);
 		WARN_ONCE(err, "pager: swap_free(order %u) = %d", p->order, err);
 	}
-	/* Room again: end a swap-full pause (a load first: no shared write
-	 * on every free). */
-	if (first && atomic_load_explicit(&p->swap_full_until, memory_order_relaxed))
+	/* Room again: end a swap-full pause once there is room for a batch
+	 * (a load first: no shared write on every free). */
+	if (first && atomic_load_explicit(&p->swap_full_until, memory_order_relaxed) &&
+	    atomic_fetch_add_explicit(&p->swap_full_room, p->nr, memory_order_relaxed) + p->nr >=
+		    SWAP_FULL_ROOM_PAGES)
 		atomic_store_explicit(&p->swap_full_until, 0, memory_order_relaxed);
 }
 
@@ -563,6 +567,23 @@ static void victim_keep(struct uswap_pager *p, struct victim *v, bool written)
 		pager_count(p, evict_cancelled);
 }
 
+/* A swap-out failed: pause dirty evictions; twice as long as the last
+ * pause if nothing of this batch could be written either (@none). */
+static void swap_full_pause(struct uswap_pager *p, bool none)
+{
+	uint64_t len = none ? atomic_load_explicit(&p->swap_full_pause_ns,
+						   memory_order_relaxed) * 2 : 0;
+
+	if (len < SWAP_FULL_PAUSE_NS)
+		len = SWAP_FULL_PAUSE_NS;
+	if (len > SWAP_FULL_PAUSE_MAX_NS)
+		len = SWAP_FULL_PAUSE_MAX_NS;
+	atomic_store_explicit(&p->swap_full_pause_ns, len, memory_order_relaxed);
+	atomic_store_explicit(&p->swap_full_room, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->swap_full_idle, false, memory_order_relaxed);
+	atomic_store_explicit(&p->swap_full_until, pager_now_ns() + len, memory_order_relaxed);
+}
+
 /*
  * evict_write() - write every dirty victim still leaving in one batch
  * (uswap_swap_out_batch(): one submission per device for all of them),
@@ -573,7 +594,7 @@ static void victim_keep(struct uswap_pager *p, struct victim *v, bool written)
 static int evict_write(struct uswap_pager *p, struct victim *v, unsigned int n)
 {
 	struct uswap_swap_io io[RECLAIM_MAX_BATCH];
-	unsigned int at[RECLAIM_MAX_BATCH], k = 0;
+	unsigned int at[RECLAIM_MAX_BATCH], k = 0, written = 0;
 	int first_err = 0;
 
 	for (unsigned int i = 0; i < n; i++) {
@@ -596,6 +617,7 @@ static int evict_write(struct uswap_pager *p, struct victim *v, unsigned int n)
 
 		if (!err) {
 			vi->written = true;
+			written++;
 			continue;
 		}
 		vi->keep = true;
@@ -603,8 +625,9 @@ static int evict_write(struct uswap_pager *p, struct victim *v, unsigned int n)
 	}
 	tsan_ignore_reads_end();
 	if (first_err)
-		atomic_store_explicit(&p->swap_full_until, pager_now_ns() + SWAP_FULL_PAUSE_NS,
-				      memory_order_relaxed);
+		swap_full_pause(p, !written);
+	else if (atomic_load_explicit(&p->swap_full_pause_ns, memory_order_relaxed))
+		atomic_store_explicit(&p->swap_full_pause_ns, 0, memory_order_relaxed);
 	return first_err;
 }
 
@@ -619,8 +642,11 @@ static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
 	int swap_err = 0;
 	long freed = 0;
 
+	bool paused = pager_now_ns() < atomic_load_explicit(&p->swap_full_until,
+							     memory_order_relaxed);
+
 	/* In a swap-full pause, only clean folios can go. */
-	if (pager_now_ns() < atomic_load_explicit(&p->swap_full_until, memory_order_relaxed)) {
+	if (paused) {
 		for (unsigned int i = 0; i < n; i++)
 			if (v[i].dirty) {
 				v[i].keep = true;
@@ -656,6 +682,8 @@ static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
 	/* Writers that hit the protection after the CANCEL check sleep on a
 	 * page that is gone now: make them fault again. */
 	for_each_run(p, v, n, is_any, run_wake);
+	if (paused && !freed) /* the rest of this pause: no scan (pager_reclaim) */
+		atomic_store_explicit(&p->swap_full_idle, true, memory_order_relaxed);
 	if (!freed && swap_err)
 		return swap_err == -E2BIG ? -ENOSPC : swap_err;
 	return freed;
@@ -669,6 +697,11 @@ long pager_reclaim(struct uswap_pager *p, uint64_t want)
 
 	if (atomic_load_explicit(&p->hold, memory_order_acquire))
 		return -ENOSPC; /* held (hold.c): charges pass the limit */
+	/* Swap full, and this pause's last pass found nothing clean to drop:
+	 * scanning again per fault would only burn the CPU. */
+	if (atomic_load_explicit(&p->swap_full_idle, memory_order_relaxed) &&
+	    pager_now_ns() < atomic_load_explicit(&p->swap_full_until, memory_order_relaxed))
+		return -ENOSPC;
 	if (max > RECLAIM_MAX_BATCH)
 		max = RECLAIM_MAX_BATCH;
 	if (!max)
