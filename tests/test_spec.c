@@ -315,6 +315,8 @@ static const struct {
 	{ "mirror:ram:4M|ram:4M", "unknown mirror option 'ram'" },
 	{ "mirror::ram:4M:prio=1|ram:4M", "a mirror leg takes no prio=" },
 	{ "mirror::ram:4M|disk:1G", "unknown device kind 'disk'" },
+	{ "mirror::crypt:ram:4M|ram:4M", "only one mirror leg is encrypted" },
+	{ "mirror::faulty:read=0.1:ram:4M|crypt:ram:4M", "only one mirror leg is encrypted" },
 	{ "nbd", "nbd needs a URI" },
 	{ "nbd::prio=3", "nbd needs a URI" },
 	{ "nbd:http://host/x", "must start with nbd:// or nbd+unix://" },
@@ -436,6 +438,7 @@ static void test_canonical_form_parses_back_to_the_same_spec(void **state)
 		"writeback:idle=60,huge,budget=64M,prio=3:zram:1G:zstd|file:/var/swap.img",
 		"writeback:budget=4M:zram:8M|nbd:nbd+unix:///?socket=/s",
 		"crypt:file:/var/swap.img:prio=4:direct", "crypt:mirror::nbd:nbd://a/|nbd:nbd://b/",
+		"mirror::crypt:ram:4M|faulty:read=0.1:crypt:ram:4M",
 	};
 
 	for (size_t i = 0; i < T_ARRAY_SIZE(specs); i++)

@@ -738,6 +738,21 @@ static int parse_crypt(const char **pos, struct dev_spec *spec, int depth, char 
 }
 
 /* "mirror:" ["prio=" N] ":" A "|" B */
+/* Does @s encrypt everything it stores (a crypt layer at any depth of
+ * its wrapper chain; a mirror only if both legs do)? */
+static bool encrypted(const struct dev_spec *s)
+{
+	for (; s; s = s->inner) {
+		if (s->kind == DEV_KIND_CRYPT)
+			return true;
+		if (s->kind == DEV_KIND_MIRROR)
+			return encrypted(s->inner) && encrypted(s->inner2);
+		if (s->kind == DEV_KIND_WRITEBACK)
+			return false; /* zram in memory, the lower device below */
+	}
+	return false;
+}
+
 static int parse_mirror(const char **pos, struct dev_spec *spec, char *field,
 			int depth, char *err, size_t errlen)
 {
@@ -763,6 +778,12 @@ static int parse_mirror(const char **pos, struct dev_spec *spec, char *field,
 	if (!rc)
 		rc = parse_mirror_leg(bar + 1, strlen(bar + 1), &spec->inner2, depth, err,
 				      errlen);
+	/* Every write goes to both legs: one leg in the clear would hold
+	 * what the other encrypts. */
+	if (!rc && encrypted(spec->inner) != encrypted(spec->inner2))
+		rc = backend_errf(err, errlen, -EINVAL, "only one mirror leg is encrypted: "
+			    "the other would hold the same pages in the clear; encrypt "
+			    "both legs, or the mirror (crypt:mirror::A|B)");
 	return rc;
 }
 
