@@ -61,6 +61,16 @@ check bench_usemem workers limit_bytes per_worker -- \
 	"$uswap" bench usemem -n 1 -s 8M --limit 4M --json
 XDG_RUNTIME_DIR="$dir" check status -- "$uswap" status --json
 
+# A spec that is not UTF-8 (refused, exit 2): its JSON still is UTF-8.
+"$uswap" swapon --dry-run "$(printf 'ram:\377\37616M')" --json > "$dir/utf8.json" 2> /dev/null
+if "$valid" "$dir/utf8.json" ok spec && iconv -f UTF-8 -t UTF-8 "$dir/utf8.json" > /dev/null 2>&1
+then
+	checked=$((checked + 1))
+else
+	echo "FAIL: a spec that is not UTF-8: $(od -c "$dir/utf8.json" | head -n 5)"
+	status=1
+fi
+
 # run writes its JSON to a file, not stdout.
 if "$uswap" run --json "$dir/run.json" -- true 2> "$dir/run.err"; then
 	if "$valid" "$dir/run.json" swpout swpin evictions; then

@@ -316,6 +316,8 @@ static const struct {
 	{ "mirror::ram:4M:prio=1|ram:4M", "a mirror leg takes no prio=" },
 	{ "mirror::ram:4M|disk:1G", "unknown device kind 'disk'" },
 	{ "mirror::crypt:ram:4M|ram:4M", "only one mirror leg is encrypted" },
+	{ "crypt:crypt:ram:4M", "encrypted already" },
+	{ "crypt:mirror::crypt:ram:4M|crypt:ram:4M", "encrypted already" },
 	{ "mirror::faulty:read=0.1:ram:4M|crypt:ram:4M", "only one mirror leg is encrypted" },
 	{ "nbd", "nbd needs a URI" },
 	{ "nbd::prio=3", "nbd needs a URI" },

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <json-c/json.h>
 
@@ -113,9 +114,47 @@ void cli_json_double(struct cli_json *j, const char *key, double v)
 	add(j, key, made(json_object_new_double_s(v, text)));
 }
 
+/* Length of the valid UTF-8 sequence at @s, or 0 (a stray byte). */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+		 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* Overlong three- and four-byte forms, surrogates, past U+10FFFF. */
+	if ((n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))) ||
+	    (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))))
+		return 0;
+	return n;
+}
+
+/* JSON text is UTF-8: a byte that is not (a spec or path typed in another
+ * encoding) becomes U+FFFD, so the document stays valid. */
 void cli_json_string(struct cli_json *j, const char *key, const char *s)
 {
-	add(j, key, made(json_object_new_string(s)));
+	size_t len = strlen(s), o = 0;
+	char *clean = malloc(3 * len + 1);
+
+	if (!clean)
+		abort(); /* out of memory */
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t n = utf8_len(p);
+
+		if (n) {
+			memcpy(clean + o, p, n);
+			o += n;
+			p += n;
+		} else {
+			memcpy(clean + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			p++;
+		}
+	}
+	clean[o] = '\0';
+	add(j, key, made(json_object_new_string(clean)));
+	free(clean);
 }
 
 void cli_json_bool(struct cli_json *j, const char *key, bool v)

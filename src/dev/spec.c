@@ -714,6 +714,21 @@ static int parse_writeback(const char **pos, struct dev_spec *spec, char *field,
 	return rc;
 }
 
+/* Does @s encrypt everything it stores (a crypt layer at any depth of
+ * its wrapper chain; a mirror only if both legs do)? */
+static bool encrypted(const struct dev_spec *s)
+{
+	for (; s; s = s->inner) {
+		if (s->kind == DEV_KIND_CRYPT)
+			return true;
+		if (s->kind == DEV_KIND_MIRROR)
+			return encrypted(s->inner) && encrypted(s->inner2);
+		if (s->kind == DEV_KIND_WRITEBACK)
+			return false; /* zram in memory, the lower device below */
+	}
+	return false;
+}
+
 /* "crypt:" SPEC: the rest is the inner spec, whose prio is the device's. */
 static int parse_crypt(const char **pos, struct dev_spec *spec, int depth, char *err,
 		       size_t errlen)
@@ -730,6 +745,9 @@ static int parse_crypt(const char **pos, struct dev_spec *spec, int depth, char 
 	if (!spec->inner)
 		return backend_errf(err, errlen, -ENOMEM, "out of memory");
 	rc = parse_level(*pos, spec->inner, depth + 1, err, errlen);
+	if (!rc && encrypted(spec->inner))
+		rc = backend_errf(err, errlen, -EINVAL, "crypt over a spec that is "
+			    "encrypted already: every page would be encrypted twice");
 	if (!rc) {
 		spec->prio = spec->inner->prio;
 		spec->prio_set = spec->inner->prio_set;
@@ -738,21 +756,6 @@ static int parse_crypt(const char **pos, struct dev_spec *spec, int depth, char 
 }
 
 /* "mirror:" ["prio=" N] ":" A "|" B */
-/* Does @s encrypt everything it stores (a crypt layer at any depth of
- * its wrapper chain; a mirror only if both legs do)? */
-static bool encrypted(const struct dev_spec *s)
-{
-	for (; s; s = s->inner) {
-		if (s->kind == DEV_KIND_CRYPT)
-			return true;
-		if (s->kind == DEV_KIND_MIRROR)
-			return encrypted(s->inner) && encrypted(s->inner2);
-		if (s->kind == DEV_KIND_WRITEBACK)
-			return false; /* zram in memory, the lower device below */
-	}
-	return false;
-}
-
 static int parse_mirror(const char **pos, struct dev_spec *spec, char *field,
 			int depth, char *err, size_t errlen)
 {
