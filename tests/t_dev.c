@@ -125,6 +125,24 @@ char *t_dev_swapfile(uint64_t nr_slots)
 	return path;
 }
 
+int t_swapon_spec(struct uswap *u, const char *spec, struct backend **b)
+{
+	struct uswap_backend *ub;
+	char err[512];
+	int prio, type;
+
+	if (uswap_backend_open(spec, &ub, &prio, err, sizeof(err)))
+		fail_msg("open %s: %s", spec, err);
+	struct uswap_swapon_args a = { .prio = prio, .backend = ub };
+
+	type = uswap_swapon(u, &a);
+	if (type < 0)
+		fail_msg("swapon %s: %s", spec, t_errname(type));
+	if (b)
+		*b = (struct backend *)ub;
+	return type;
+}
+
 /* ------------------------------------------------------------------ */
 /* Data */
 

@@ -32,6 +32,11 @@ char *t_dev_file(uint64_t nr_slots, bool mkswap, bool *made_swap);
  * (the caller frees it), or NULL when mkswap is not installed. */
 char *t_dev_swapfile(uint64_t nr_slots);
 
+/* Open @spec (uswap_backend_open()) and swap it on at the spec's prio;
+ * fails the test on error. Return: the device's type; its backend in
+ * *@b (owned by the device) when @b is not NULL. */
+int t_swapon_spec(struct uswap *u, const char *spec, struct backend **b);
+
 /* ---------------------------------------------------------------------
  * Data
  * ------------------------------------------------------------------- */

@@ -34,28 +34,13 @@
 static unsigned char pages[N][USWAP_PAGE_SIZE], back[USWAP_PAGE_SIZE];
 static uswap_entry_t entry[N];
 
-static struct backend *swapon_spec_b(struct uswap *u, const char *spec, int *type)
-{
-	struct uswap_backend *ub;
-	char err[512];
-	int prio;
-
-	if (uswap_backend_open(spec, &ub, &prio, err, sizeof(err)))
-		fail_msg("open %s: %s", spec, err);
-	struct uswap_swapon_args a = { .prio = prio, .backend = ub };
-
-	*type = uswap_swapon(u, &a);
-	t_true(*type >= 0);
-	return (struct backend *)ub;
-}
 
 static void round_trip(const char *spec)
 {
 	struct uswap *u = t_create(2, 0);
 	uint64_t seed = 1;
-	int type;
 
-	swapon_spec_b(u, spec, &type);
+	t_swapon_spec(u, spec, NULL);
 	for (unsigned int i = 0; i < N; i++) {
 		t_fill_page(pages[i], T_PAGE_TEXT, &seed);
 		t_eq(uswap_swap_out(u, pages[i], 0, 0, &entry[i]), 0);
@@ -156,7 +141,7 @@ static void test_tampered_moved_and_replayed_blocks_read_as_eio(void **state)
 		return;
 	}
 	u = t_create(1, 0);
-	be = swapon_spec_b(u, spec, &type);
+	type = t_swapon_spec(u, spec, &be);
 	for (unsigned int i = 0; i < 4; i++) {
 		t_fill_page(pages[i], T_PAGE_TEXT, &seed);
 		t_eq(uswap_swap_out(u, pages[i], 0, 0, &entry[i]), 0);
@@ -204,9 +189,8 @@ static void test_a_freed_cluster_loses_its_key(void **state)
 	struct uswap *u = t_create(1, 0);
 	struct backend *be;
 	uint64_t seed = 3, cluster, slot;
-	int type;
 
-	be = swapon_spec_b(u, "crypt:ram:16M", &type);
+	t_swapon_spec(u, "crypt:ram:16M", &be);
 	for (unsigned int i = 0; i < N; i++) {
 		t_fill_page(pages[i], T_PAGE_TEXT, &seed);
 		t_eq(uswap_swap_out(u, pages[i], 0, 0, &entry[i]), 0);
@@ -278,7 +262,7 @@ static void test_crypt_batches_go_async_and_fail_per_folio(void **state)
 		return;
 	}
 	u = t_create(2, 0);
-	swapon_spec_b(u, spec, &type);
+	type = t_swapon_spec(u, spec, NULL);
 	for (unsigned int i = 0; i < N; i++) {
 		t_fill_page(pages[i], T_PAGE_TEXT, &seed);
 		io[i] = (struct uswap_swap_io){ .pages = pages[i], .order = 0 };
@@ -336,8 +320,8 @@ static void test_swapoff_of_a_crypt_device_moves_every_page(void **state)
 	uint64_t seed = 11;
 	int from, to;
 
-	swapon_spec_b(u, "crypt:ram:16M:prio=10", &from);
-	swapon_spec_b(u, "crypt:zram:16M:prio=5", &to);
+	from = t_swapon_spec(u, "crypt:ram:16M:prio=10", NULL);
+	to = t_swapon_spec(u, "crypt:zram:16M:prio=5", NULL);
 	for (unsigned int i = 0; i < N; i++) {
 		t_fill_page(pages[i], T_PAGE_TEXT, &seed);
 		t_eq(uswap_swap_out(u, pages[i], 0, 0, &entry[i]), 0);

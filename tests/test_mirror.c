@@ -30,22 +30,6 @@
 
 static unsigned char pages[N][USWAP_PAGE_SIZE], back[USWAP_PAGE_SIZE];
 
-/* Swap on @spec; its backend in *@b. */
-static int swapon_mirror(struct uswap *u, const char *spec, struct backend **b)
-{
-	struct uswap_backend *ub;
-	char err[512];
-	int prio, type;
-
-	if (uswap_backend_open(spec, &ub, &prio, err, sizeof(err)))
-		fail_msg("open %s: %s", spec, err);
-	struct uswap_swapon_args a = { .prio = prio, .backend = ub };
-
-	type = uswap_swapon(u, &a);
-	t_true(type >= 0);
-	*b = (struct backend *)ub;
-	return type;
-}
 
 static void fill_all(uint64_t seed)
 {
@@ -98,7 +82,7 @@ static void test_mirror_round_trips_and_reads_both_legs(void **state)
 	bool failed[2];
 	uint64_t failovers;
 
-	swapon_mirror(u, "mirror::ram:16M|zram:16M", &b);
+	t_swapon_spec(u, "mirror::ram:16M|zram:16M", &b);
 	fill_all(1);
 	t_eq(swap_out_all(u, io, 0), N);
 	read_back_all(u, io, 0);
@@ -119,7 +103,7 @@ static void test_mirror_fails_over_to_the_healthy_leg(void **state)
 	uint64_t failovers;
 	int type;
 
-	type = swapon_mirror(u, "mirror::faulty:fail_nth=40,persistent:ram:16M|ram:16M", &b);
+	type = t_swapon_spec(u, "mirror::faulty:fail_nth=40,persistent:ram:16M|ram:16M", &b);
 	fill_all(2);
 	t_eq(swap_out_all(u, io, 0), N);
 	t_eq(mirror_info(b, failed, &failovers), 0);
@@ -139,7 +123,7 @@ static void test_mirror_with_both_legs_failed_answers_eio(void **state)
 	bool failed[2];
 	uint64_t failovers;
 
-	swapon_mirror(u, "mirror::faulty:fail_nth=20,persistent:ram:16M|"
+	t_swapon_spec(u, "mirror::faulty:fail_nth=20,persistent:ram:16M|"
 		      "faulty:fail_nth=30,persistent:ram:16M", &b);
 	fill_all(3);
 	/* Leg 0 fails at its 20th write, leg 1 at its 30th: the first folios
@@ -170,7 +154,7 @@ static void test_mirror_of_two_nbd_servers_survives_one(void **state)
 	t_nbdkit_start(&s[1], "64M", false);
 	snprintf(spec, sizeof(spec), "mirror::%s|%s", s[0].uri, s[1].uri);
 	u = t_create(2, 0);
-	swapon_mirror(u, spec, &b);
+	t_swapon_spec(u, spec, &b);
 	fill_all(4);
 	t_eq(swap_out_all(u, io, 0), N);
 	t_nbdkit_stop(&s[0]); /* one server gone mid-use */
@@ -228,7 +212,7 @@ static void test_a_replaced_leg_is_resynced_while_in_use(void **state)
 	int type;
 
 	t_async_reset();
-	type = swapon_mirror(u, "mirror::faulty::ram:64M|faulty::ram:64M", &b);
+	type = t_swapon_spec(u, "mirror::faulty::ram:64M|faulty::ram:64M", &b);
 	fill_all(6);
 	t_eq(swap_out_all(u, io, 0), N);
 	t_eq(faulty_fail_nth(mirror_leg(b, 0), 1, true), 0);

@@ -29,16 +29,10 @@ static uswap_entry_t entry[N];
 
 static struct backend *swapon_wb(struct uswap *u, const char *spec)
 {
-	struct uswap_backend *ub;
-	char err[512];
-	int prio;
+	struct backend *b;
 
-	if (uswap_backend_open(spec, &ub, &prio, err, sizeof(err)))
-		fail_msg("open %s: %s", spec, err);
-	struct uswap_swapon_args a = { .prio = prio, .backend = ub };
-
-	t_true(uswap_swapon(u, &a) >= 0);
-	return (struct backend *)ub;
+	t_swapon_spec(u, spec, &b);
+	return b;
 }
 
 static struct zram_wb_stat wb_stat(struct backend *b)
