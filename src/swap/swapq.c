@@ -274,7 +274,9 @@ void swap_batch_run(struct uswap *u, struct uswap_swap_io *ios, unsigned int nr,
 	struct uswap_swap_io *p[SWAP_BATCH];
 	struct swap_queue q;
 
-	swapq_init(&q, u, req, busy, free, SWAP_BATCH);
+	/* As many places as the call has folios: a call of one (each fault's
+	 * swap-in) does not set up 128. */
+	swapq_init(&q, u, req, busy, free, nr < SWAP_BATCH ? (nr ? nr : 1) : SWAP_BATCH);
 	q.sync_single = true;
 	while (sent < nr) {
 		unsigned int k = q.nr_free < nr - sent ? q.nr_free : nr - sent;
@@ -284,7 +286,7 @@ void swap_batch_run(struct uswap *u, struct uswap_swap_io *ios, unsigned int nr,
 		sent += (unsigned int)swapq_submit(&q, p, k, out, flags);
 		/* Reap half a queue before refilling: submissions stay
 		 * batched while the devices are kept busy. */
-		swapq_reap(&q, sent < nr ? SWAP_BATCH / 2 : q.nr_busy, NULL, SWAP_BATCH);
+		swapq_reap(&q, sent < nr ? q.depth / 2 : q.nr_busy, NULL, q.depth);
 	}
 }
 
