@@ -64,8 +64,8 @@ static void test_lab_round_robin_evens_device_use_legacy_does_not(void **state)
 	const char *small = "size=512,rounds=1";
 
 	assert_non_null(exp);
-	run_arm(exp->name, &exp->before, small, 96, 1, 1, &legacy);
-	run_arm(exp->name, &exp->after, small, 96, 1, 1, &rotate);
+	run_arm(exp->name, &exp->arms[0].policy, small, 96, 1, 1, &legacy);
+	run_arm(exp->name, &exp->arms[exp->nr_arms - 1].policy, small, 96, 1, 1, &rotate);
 	run_arm(exp->name, &rings, small, 96, 1, 1, &ring);
 	print_message("device use max/min: legacy %.2f, global rotate %.2f, rings %.2f\n",
 		      lab_use_ratio(&legacy), lab_use_ratio(&rotate), lab_use_ratio(&ring));
@@ -91,8 +91,8 @@ static void test_lab_nonfull_scan_one_fewer_order4_fallbacks(void **state)
 	for (size_t i = 0; i < T_ARRAY_SIZE(seeds); i++) {
 		struct lab_arm b, a;
 
-		run_arm(exp->name, &exp->before, "jobs=300", 32, 1, seeds[i], &b);
-		run_arm(exp->name, &exp->after, "jobs=300", 32, 1, seeds[i], &a);
+		run_arm(exp->name, &exp->arms[0].policy, "jobs=300", 32, 1, seeds[i], &b);
+		run_arm(exp->name, &exp->arms[exp->nr_arms - 1].policy, "jobs=300", 32, 1, seeds[i], &a);
 		before += b.delta.swpout_fallback[4];
 		after += a.delta.swpout_fallback[4];
 		tries += b.delta.swpout[4] + b.delta.swpout_fallback[4];
@@ -132,8 +132,8 @@ static void test_lab_cluster_first_takes_far_fewer_shared_locks(void **state)
 			lab_experiment_find("rework-swap-allocator-locks");
 		struct lab_arm b, a;
 
-		run_arm(exp->name, &exp->before, mix, 32, 1, 1, &b);
-		run_arm(exp->name, &exp->after, mix, 32, 1, 1, &a);
+		run_arm(exp->name, &exp->arms[0].policy, mix, 32, 1, 1, &b);
+		run_arm(exp->name, &exp->arms[exp->nr_arms - 1].policy, mix, 32, 1, 1, &a);
 		assert_true(lab_shared_locks(&b.delta) > lab_shared_locks(&a.delta));
 		lab_arm_fini(&b);
 		lab_arm_fini(&a);
@@ -179,8 +179,8 @@ static void test_lab_ascending_free_list_reads_back_faster(void **state)
 	struct lab_arm b, a;
 
 	assert_non_null(exp);
-	run_arm(exp->name, &exp->before, "size=2048", 96, 1, 1, &b);
-	run_arm(exp->name, &exp->after, "size=2048", 96, 1, 1, &a);
+	run_arm(exp->name, &exp->arms[0].policy, "size=2048", 96, 1, 1, &b);
+	run_arm(exp->name, &exp->arms[exp->nr_arms - 1].policy, "size=2048", 96, 1, 1, &a);
 	print_message("swap-in KB/s per task: interleaved %.0f, ascending %.0f; "
 		      "mean seek %.1f vs %.1f MiB\n", b.swapin_kb_s, a.swapin_kb_s,
 		      b.swapin_seek_mib, a.swapin_seek_mib);
@@ -250,14 +250,12 @@ static void test_lab_policy_text_round_trips(void **state)
 
 	for (unsigned int i = 0; i < lab_nr_experiments(); i++) {
 		const struct lab_experiment *e = lab_experiment_at(i);
-		const struct uswap_policy *arms[2] = { &e->before, &e->after };
-
-		for (int a = 0; a < 2; a++) {
+		for (unsigned int a = 0; a < e->nr_arms; a++) {
 			memset(&p, 0xff, sizeof(p));
-			lab_policy_format(arms[a], buf, sizeof(buf));
+			lab_policy_format(&e->arms[a].policy, buf, sizeof(buf));
 			t_eq(lab_policy_parse("default", &p), 0);
 			t_eq(lab_policy_parse(buf, &p), 0);
-			assert_memory_equal(&p, arms[a], sizeof(p));
+			assert_memory_equal(&p, &e->arms[a].policy, sizeof(p));
 		}
 	}
 	/* Found by fuzz_parsers: nodes=1 (one node, as 0) formatted as
@@ -290,6 +288,7 @@ static void test_lab_direction_and_names(void **state)
 
 		assert_ptr_equal(lab_experiment_find(e->name), e);
 		assert_true(e->nr_metrics > 0 && e->nr_metrics <= LAB_MAX_METRICS);
+		assert_true(e->nr_arms >= 2 && e->nr_arms <= LAB_MAX_ARMS);
 	}
 	assert_null(lab_experiment_find("no-such-seed"));
 }

@@ -22,34 +22,45 @@ static const char run_usage_text[] =
 "Usage: uswap lab run NAME [OPTIONS]\n"
 "\n"
 "Replay one seed thread's experiment: the same workload on libuswap\n"
-"under the seed's \"before\" and \"after\" allocator policies, then the\n"
-"thread's table shape: metric, before, after, delta %, the direction the\n"
-"seed reports and whether ours agrees. 'uswap lab list' names them.\n"
+"under each arm's allocator policy (\"before\" and \"after\"; A, B and C\n"
+"for the RFC's progression), in virtual time on the seed machine's CPU\n"
+"count, then the thread's table shape: metric, each arm, delta % against\n"
+"the first arm, the direction the seed reports and whether ours agrees,\n"
+"and each arm's lock table in perf lock's columns. 'uswap lab list'\n"
+"names the experiments.\n"
 "\n"
 "Options:\n"
-"  --vcpus N         virtual CPUs, 1..1024 (default 96, as the seeds'\n"
-"                    machines): per-CPU state of that many CPUs\n"
-"  --threads N       real threads that run the vCPUs, 1..64 (default 2);\n"
-"                    with 1 every count is exactly reproducible\n"
+"  --vcpus N         virtual CPUs, 1..1024 (default: the seed machine's,\n"
+"                    96, or 256 for per-priority-allocation-queues)\n"
+"  --threads N       real threads that run the vCPUs, 1..64 (default 1);\n"
+"                    in virtual time they take turns and every result is\n"
+"                    the same for any N; with --wall-clock they run at\n"
+"                    once and only N = 1 is exactly reproducible\n"
 "  --slice N         operations a vCPU runs before its thread switches\n"
 "                    to its next vCPU (default 32)\n"
 "  --scale X         multiply the workload's size (default 1; 0.1 for a\n"
 "                    quick look)\n"
 "  --seed N          seed of the workload's random streams (default 1)\n"
-"  --before POLICY   replace the before arm's policy; POLICY is\n"
+"  --before POLICY   replace the first arm's policy; POLICY is\n"
 "                    key=value,... on top of uswap's default design:\n"
 "                      select=rings|global-rotate|legacy-prio\n"
 "                      percpu=per-device|global   frag=scan-one|scan-all\n"
 "                      cluster=nonfull|free  freelist=ascending|interleaved\n"
 "                      lock=cluster-first|device  discard=bounded|sync-all\n"
 "                      nodes=N (emulated NUMA nodes)\n"
-"  --after POLICY    the same for the after arm\n"
+"  --after POLICY    the same for the last arm\n"
 "  --workload PARAMS change the workload: key=value,... (docs/lab.md lists\n"
 "                    the keys of each workload; devices=N for all)\n"
+"  --cost KEY=NS,... change the virtual-time cost table (ns per step;\n"
+"                    'uswap lab costs' lists the keys and defaults)\n"
+"  --wall-clock      the old mode: the vCPUs on real threads in real\n"
+"                    time; times and contention are then this host's\n"
+"                    two-core figures, not the seed machine's\n"
 "  --svg FILE        draw per-device use over time of both arms with\n"
 "                    gnuplot (skipped with a note if gnuplot is missing)\n"
-"  --json            one JSON object on stdout: experiment, before,\n"
-"                    after (metrics), delta_pct, direction_agrees, ...\n"
+"  --json            one JSON object on stdout: experiment, all_agree,\n"
+"                    arms (each: policy, metrics, delta_pct,\n"
+"                    direction_agrees, sys_s, real_s, locks, ...)\n"
 "  -h, --help        show this help\n"
 "\n"
 "Progress lines go to stderr when an arm runs longer than 2 s.\n"
@@ -76,11 +87,12 @@ struct run_opts {
 	bool json;
 	const char *before, *after; /* policy overrides, or NULL */
 	const char *workload;       /* workload parameter changes, or NULL */
+	bool vcpus_set;             /* --vcpus given: not the seed machine's */
 };
 
 enum {
 	OPT_VCPUS = 256, OPT_THREADS, OPT_SLICE, OPT_SCALE, OPT_SEED, OPT_BEFORE,
-	OPT_AFTER, OPT_SVG, OPT_JSON, OPT_WORKLOAD,
+	OPT_AFTER, OPT_SVG, OPT_JSON, OPT_WORKLOAD, OPT_COST, OPT_WALL,
 };
 
 static const struct option run_options[] = {
@@ -93,6 +105,8 @@ static const struct option run_options[] = {
 	{ "after",   required_argument, NULL, OPT_AFTER },
 	{ "svg",     required_argument, NULL, OPT_SVG },
 	{ "workload", required_argument, NULL, OPT_WORKLOAD },
+	{ "cost",    required_argument, NULL, OPT_COST },
+	{ "wall-clock", no_argument,    NULL, OPT_WALL },
 	{ "json",    no_argument,       NULL, OPT_JSON },
 	{ "help",    no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -164,6 +178,7 @@ static int parse_run_option(int opt, const char *arg, struct run_opts *o)
 		if (cli_parse_uint(arg, 1, USWAP_MAX_CPUS, &v->nr_vcpus))
 			return cli_usage_error(CMD, "--vcpus: expected 1..%d, got '%s'",
 					       USWAP_MAX_CPUS, arg);
+		o->vcpus_set = true;
 		return 0;
 	case OPT_THREADS:
 		if (cli_parse_uint(arg, 1, LAB_MAX_THREADS, &v->nr_threads))
@@ -200,6 +215,15 @@ static int parse_run_option(int opt, const char *arg, struct run_opts *o)
 	case OPT_JSON:
 		o->json = true;
 		return 0;
+	case OPT_COST:
+		if (lab_cost_parse(arg, &o->lab.cost))
+			return cli_usage_error(CMD, "--cost: expected KEY=NS,... with keys "
+					       "from 'uswap lab costs' and 0 <= NS <= 1e9, "
+					       "got '%s'", arg);
+		return 0;
+	case OPT_WALL:
+		o->lab.wall_clock = true;
+		return 0;
 	}
 	return cli_usage_error(CMD, "unknown option '%s'", arg ? arg : "");
 }
@@ -217,23 +241,29 @@ static int override_policy(const char *what, const char *text, struct uswap_poli
 	return 0;
 }
 
-static void json_metrics(struct cli_json *j, const char *key,
-			 const struct lab_result *res, int arm)
+/* One arm's lock table: perf lock contention's columns. */
+static void json_locks(struct cli_json *j, const struct lab_arm *a)
 {
-	cli_json_object_open(j, key, false);
-	for (unsigned int i = 0; i < res->exp->nr_metrics; i++)
-		cli_json_double(j, res->exp->metrics[i].name, res->value[arm][i]);
-	cli_json_object_close(j);
+	cli_json_array_open(j, "locks", false);
+	for (unsigned int i = 0; i < a->vt.nr_sites; i++) {
+		const struct lab_lock_site *s = &a->vt.sites[i];
+
+		cli_json_object_open(j, NULL, true);
+		cli_json_string(j, "lock", s->lock);
+		cli_json_string(j, "caller", s->site);
+		cli_json_u64(j, "acquired", s->acquired);
+		cli_json_u64(j, "contended", s->contended);
+		cli_json_double(j, "total_wait_ns", s->wait_ns);
+		cli_json_double(j, "max_wait_ns", s->max_wait_ns);
+		cli_json_double(j, "avg_wait_ns", s->contended ?
+				s->wait_ns / (double)s->contended : 0.0);
+		cli_json_object_close(j);
+	}
+	cli_json_array_close(j);
 }
 
-static void json_arm(struct cli_json *j, const char *key, const struct lab_arm *a)
+static void json_counts(struct cli_json *j, const struct lab_arm *a)
 {
-	char policy[160];
-
-	lab_policy_format(&a->policy, policy, sizeof(policy));
-	cli_json_object_open(j, key, false);
-	cli_json_string(j, "policy", policy);
-	cli_json_double(j, "elapsed_s", a->elapsed_s);
 	cli_json_u64(j, "folios", a->folios);
 	cli_json_u64(j, "allocs", a->allocs);
 	cli_json_u64(j, "frees", a->frees);
@@ -243,9 +273,6 @@ static void json_arm(struct cli_json *j, const char *key, const struct lab_arm *
 	cli_json_u64(j, "shared_locks", lab_shared_locks(&a->delta));
 	cli_json_u64(j, "device_lock", a->delta.locks[USWAP_LOCK_DEVICE].acquired);
 	cli_json_u64(j, "global_lock", a->delta.locks[USWAP_LOCK_GLOBAL].acquired);
-	cli_json_u64(j, "shared_lock_contended",
-		     a->delta.locks[USWAP_LOCK_DEVICE].contended +
-		     a->delta.locks[USWAP_LOCK_GLOBAL].contended);
 	cli_json_u64(j, "cluster_moves", a->delta.cluster_moves);
 	cli_json_u64(j, "list_scan_steps", a->delta.list_scan_steps);
 	cli_json_u64(j, "alloc_slow", a->delta.alloc_slow);
@@ -257,6 +284,50 @@ static void json_arm(struct cli_json *j, const char *key, const struct lab_arm *
 	for (unsigned int d = 0; a->series && d < a->series->nr_devices; d++)
 		cli_json_u64(j, NULL, a->at_peak[d]);
 	cli_json_array_close(j);
+}
+
+/* Arm @k: its policy, metrics, deltas and agreement against arm 0, its
+ * times and counts. Only "wall_s" depends on the host. */
+static void json_arm(struct cli_json *j, const struct lab_result *res, unsigned int k)
+{
+	const struct lab_experiment *e = res->exp;
+	const struct lab_arm *a = &res->arm[k];
+	char policy[160];
+
+	lab_policy_format(&a->policy, policy, sizeof(policy));
+	cli_json_object_open(j, NULL, false);
+	cli_json_string(j, "name", e->arms[k].name);
+	cli_json_string(j, "what", e->arms[k].what);
+	cli_json_string(j, "policy", policy);
+	cli_json_object_open(j, "metrics", false);
+	for (unsigned int i = 0; i < e->nr_metrics; i++)
+		cli_json_double(j, e->metrics[i].name, res->value[k][i]);
+	cli_json_object_close(j);
+	if (k) {
+		cli_json_object_open(j, "delta_pct", false);
+		for (unsigned int i = 0; i < e->nr_metrics; i++)
+			cli_json_double(j, e->metrics[i].name, res->delta_pct[k][i]);
+		cli_json_object_close(j);
+		cli_json_object_open(j, "seed_claim", false);
+		for (unsigned int i = 0; i < e->nr_metrics; i++)
+			cli_json_string(j, e->metrics[i].name,
+					lab_claim_word(e->metrics[i].claim[k]));
+		cli_json_object_close(j);
+		cli_json_object_open(j, "direction_agrees", false);
+		for (unsigned int i = 0; i < e->nr_metrics; i++)
+			if (res->judged[k][i])
+				cli_json_bool(j, e->metrics[i].name, res->agrees[k][i]);
+		cli_json_object_close(j);
+	}
+	cli_json_double(j, "wall_s", a->elapsed_s);
+	if (a->virtual_time) {
+		cli_json_double(j, "sys_s", a->vt.cpu_ns / 1e9);
+		cli_json_double(j, "real_s", a->vt.makespan_ns / 1e9);
+		cli_json_u64(j, "model_overlaps", a->vt.overlaps);
+	}
+	json_counts(j, a);
+	if (a->virtual_time)
+		json_locks(j, a);
 	cli_json_object_close(j);
 }
 
@@ -264,41 +335,31 @@ static void print_json(const struct lab_result *res, const struct run_opts *o,
 		       const char *svg_status)
 {
 	const struct lab_experiment *e = res->exp;
-	bool all = true;
+	char cost[512];
 	struct cli_json j;
 
 	cli_json_init(&j, stdout);
 	cli_json_object_open(&j, NULL, false);
 	cli_json_string(&j, "experiment", e->name);
 	cli_json_string(&j, "seed", e->thread);
+	cli_json_string(&j, "time", o->lab.wall_clock ? "wall-clock" : "virtual");
 	cli_json_u64(&j, "vcpus", o->lab.vcpu.nr_vcpus);
 	cli_json_u64(&j, "threads", o->lab.vcpu.nr_threads);
 	cli_json_u64(&j, "slice", o->lab.vcpu.slice_ops);
 	cli_json_double(&j, "scale", o->lab.scale);
 	cli_json_u64(&j, "rng_seed", o->lab.seed);
-	json_metrics(&j, "before", res, 0);
-	json_metrics(&j, "after", res, 1);
-	cli_json_object_open(&j, "delta_pct", false);
-	for (unsigned int i = 0; i < e->nr_metrics; i++)
-		cli_json_double(&j, e->metrics[i].name, res->delta_pct[i]);
-	cli_json_object_close(&j);
-	cli_json_object_open(&j, "direction_agrees", false);
-	for (unsigned int i = 0; i < e->nr_metrics; i++) {
-		cli_json_bool(&j, e->metrics[i].name, res->agrees[i]);
-		all &= res->agrees[i];
-	}
-	cli_json_object_close(&j);
-	cli_json_bool(&j, "all_agree", all);
-	cli_json_object_open(&j, "seed_direction", false);
-	for (unsigned int i = 0; i < e->nr_metrics; i++)
-		cli_json_i64(&j, e->metrics[i].name, e->metrics[i].expect);
-	cli_json_object_close(&j);
+	lab_cost_format(&o->lab.cost, cost, sizeof(cost));
+	if (!o->lab.wall_clock)
+		cli_json_string(&j, "cost", cost);
+	cli_json_bool(&j, "all_agree", lab_all_agree(res));
 	cli_json_object_open(&j, "seed_figure", false);
 	for (unsigned int i = 0; i < e->nr_metrics; i++)
 		cli_json_string(&j, e->metrics[i].name, e->metrics[i].seed_figure);
 	cli_json_object_close(&j);
-	json_arm(&j, "before_arm", &res->before);
-	json_arm(&j, "after_arm", &res->after);
+	cli_json_array_open(&j, "arms", false);
+	for (unsigned int k = 0; k < res->nr_arms; k++)
+		json_arm(&j, res, k);
+	cli_json_array_close(&j);
 	if (svg_status)
 		cli_json_string(&j, "svg", svg_status);
 	cli_json_object_close(&j);
@@ -359,11 +420,13 @@ static int run_experiment(const struct lab_experiment *base, struct run_opts *o)
 	bool svg_failed = false;
 	int err;
 
-	err = override_policy("before", o->before, &exp.before);
+	err = override_policy("before", o->before, &exp.arms[0].policy);
 	if (!err)
-		err = override_policy("after", o->after, &exp.after);
+		err = override_policy("after", o->after, &exp.arms[exp.nr_arms - 1].policy);
 	if (err)
 		return err;
+	if (!o->vcpus_set && exp.vcpus)
+		o->lab.vcpu.nr_vcpus = exp.vcpus;
 	if (o->workload && lab_workload_parse(o->workload, &exp.workload))
 		return cli_usage_error(CMD, "--workload: bad parameters '%s' (see "
 				       "docs/lab.md)", o->workload);

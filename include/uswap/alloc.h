@@ -148,6 +148,48 @@ USWAP_API void uswap_destroy(struct uswap *u);
 USWAP_API void uswap_thread_set_cpu(int cpu);
 
 /*
+ * Probe: the allocator reports each lock it takes and each unit of work
+ * it does to a probe the calling thread installed. The lab's virtual
+ * time (docs/lab.md) is built on it: it charges each step a modelled
+ * cost and treats each lock as a resource held in virtual time, which is
+ * how it gives 96- and 256-CPU times and contention on a 2-core host.
+ * No probe installed (the default) costs one thread-local load per lock
+ * and per step.
+ */
+enum uswap_probe_step {
+	USWAP_STEP_LIST,    /* one cluster looked at on a cluster-list walk
+			       (the list_scan_steps counter) */
+	USWAP_STEP_MOVE,    /* one cluster moved between lists (cluster_moves) */
+	USWAP_STEP_MAP,     /* one 64-slot cache line of swap_map scanned for
+			       a free run inside a cluster */
+	USWAP_STEP_SLOT,    /* one slot's swap_map byte taken or given back */
+	USWAP_STEP_DISCARD, /* one cluster discarded (discards) */
+	USWAP_STEP_MAX
+};
+
+struct uswap_probe {
+	/* @lock was just acquired (after any real wait). @name is the lock
+	 * expression at the call site ("&si->lock"), @site the function
+	 * taking it ("cluster_move"): perf lock's lock and caller. Both
+	 * are string constants. */
+	void (*lock)(void *ctx, const void *lock, const char *name, const char *site);
+	/* @lock is about to be released. */
+	void (*unlock)(void *ctx, const void *lock);
+	/* @n units of @step were done. */
+	void (*step)(void *ctx, enum uswap_probe_step step, uint64_t n);
+	void *ctx;
+};
+
+/*
+ * uswap_thread_set_probe() - install @probe for the calling thread's
+ * allocator calls on every instance, or remove it (NULL). The probe is
+ * called synchronously, with allocator locks held: it must not call
+ * libuswap and must not block. @probe must stay valid until replaced.
+ * Thread-local; no errors. Used by the lab's virtual time.
+ */
+USWAP_API void uswap_thread_set_probe(const struct uswap_probe *probe);
+
+/*
  * uswap_drain() - give back every slot parked in the per-CPU slot caches
  * (policy.lock == USWAP_LOCKING_DEVICE keeps up to USWAP_SLOT_CACHE_SLOTS
  * order-0 slots per CPU allocated but not yet handed out, as the kernel's

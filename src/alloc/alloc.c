@@ -153,6 +153,7 @@ static uint32_t steal_any(struct alloc_ctx *ctx, struct swap_device *si)
 		if (device_full(si))
 			return 0;
 		stat_inc(&ctx->st->list_scan_steps);
+		probe_step(USWAP_STEP_LIST, 1);
 		ci_lock(ci, ctx->st);
 		if (ci->flags != CLUSTER_FLAG_FREE && ci->flags != CLUSTER_FLAG_DISCARD &&
 		    ci->flags != CLUSTER_FLAG_DISCARDING && ci->count < CLUSTER_SLOTS) {

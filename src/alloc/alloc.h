@@ -31,10 +31,8 @@ static inline struct lock_stat *lstat(struct pcpu_stats *st, enum uswap_lock_cla
 	return &st->locks[c];
 }
 
-static inline void ci_lock(struct swap_cluster_info *ci, struct pcpu_stats *st)
-{
-	spin_lock(&ci->lock, lstat(st, USWAP_LOCK_CLUSTER));
-}
+/* A macro, so the probe names the caller as the lock site. */
+#define ci_lock(ci, st) spin_lock(&(ci)->lock, lstat((st), USWAP_LOCK_CLUSTER))
 
 static inline void ci_unlock(struct swap_cluster_info *ci)
 {

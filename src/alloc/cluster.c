@@ -99,6 +99,7 @@ void cluster_move(struct swap_device *si, struct swap_cluster_info *ci,
 	l = cluster_list_of(si, ci);
 	if (l)
 		cluster_list_add_tail_locked(si, l, ci);
+	probe_step(USWAP_STEP_MOVE, 1);
 	spin_unlock(&si->lock);
 	stat_inc(&st->cluster_moves);
 }
@@ -132,10 +133,12 @@ struct swap_cluster_info *cluster_isolate_as(struct swap_device *si,
 	for (idx = l->head; idx != CLUSTER_NIL; idx = ci->next) {
 		ci = ci_at(si, idx);
 		stat_inc(&st->list_scan_steps);
+		probe_step(USWAP_STEP_LIST, 1);
 		if (!spin_trylock_stat(&ci->lock, lstat(st, USWAP_LOCK_CLUSTER)))
 			continue;
 		list_del_locked(si, l, ci);
 		ci->flags = (uint8_t)flag;
+		probe_step(USWAP_STEP_MOVE, 1);
 		spin_unlock(&si->lock);
 		stat_inc(&st->cluster_moves);
 		return ci;
@@ -191,15 +194,19 @@ static bool range_is_free(const uint8_t *map, unsigned int nr)
 static uint32_t find_free_run(const uint8_t *map, uint32_t from, uint32_t to,
 			      unsigned int nr)
 {
+	uint32_t off = 0;
+
 	if (nr == 1) {
 		const uint8_t *p = memchr(map + from, 0, to - from);
 
-		return p ? (uint32_t)(p - map) : 0;
+		off = p ? (uint32_t)(p - map) : 0;
+	} else {
+		for (uint32_t o = from; o < to && !off; o += nr)
+			if (range_is_free(map + o, nr))
+				off = o;
 	}
-	for (uint32_t off = from; off < to; off += nr)
-		if (range_is_free(map + off, nr))
-			return off;
-	return 0;
+	probe_step(USWAP_STEP_MAP, ((off ? off + nr : to) - from + 63) / 64);
+	return off;
 }
 
 /*
@@ -234,6 +241,7 @@ uint32_t cluster_alloc_range(struct swap_device *si, struct swap_cluster_info *c
 	if (!off)
 		return 0;
 	memset(si->swap_map + off, MAP_HAS_CACHE, nr);
+	probe_step(USWAP_STEP_SLOT, nr);
 	if (ci->count == 0)
 		ci->order = (uint8_t)order;
 	ci->count = (uint16_t)(ci->count + nr);
@@ -259,6 +267,7 @@ void cluster_slots_freed(struct swap_device *si, struct swap_cluster_info *ci,
 		device_cluster_unfilled(si);
 	ci->count = (uint16_t)(ci->count - nr);
 	stat_add(&st->free_slots, nr);
+	probe_step(USWAP_STEP_SLOT, nr);
 	if (ci->count == 0) {
 		cluster_ext_free(ci); /* no slot can hold a continued count */
 		/* A page-discard device must forget the data before the

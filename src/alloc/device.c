@@ -504,6 +504,7 @@ uint32_t device_discard(struct swap_device *si, uint32_t max, struct pcpu_stats 
 		ci_lock(ci, st);
 		cluster_move(si, ci, CLUSTER_FLAG_FREE, st);
 		ci_unlock(ci);
+		probe_step(USWAP_STEP_DISCARD, 1);
 		n++;
 	}
 	stat_add(&st->discards, n);

@@ -35,12 +35,33 @@ static double m_shared_locks_per_alloc(const struct lab_arm *a)
 }
 
 /* Acquisitions that found a shared lock held: perf lock's "contended".
- * Depends on how the two real threads overlap, so it is a count of this
- * host's contention, not of 96 CPUs'. */
+ * In virtual time, held in virtual time by another vCPU; in wall-clock
+ * mode, held by the other real thread (a count of this host's
+ * contention, not of 96 CPUs'). */
 static double m_shared_contended_per_1k(const struct lab_arm *a)
 {
-	return per_1k_allocs(a->delta.locks[USWAP_LOCK_DEVICE].contended +
-			     a->delta.locks[USWAP_LOCK_GLOBAL].contended, a);
+	uint64_t n = 0;
+
+	if (!a->virtual_time)
+		return per_1k_allocs(a->delta.locks[USWAP_LOCK_DEVICE].contended +
+				     a->delta.locks[USWAP_LOCK_GLOBAL].contended, a);
+	for (unsigned int i = 0; i < a->vt.nr_sites; i++)
+		if (lab_lock_site_shared(&a->vt.sites[i]))
+			n += a->vt.sites[i].contended;
+	return per_1k_allocs(n, a);
+}
+
+/* Virtual ns the vCPUs waited for shared locks, per allocation. */
+static double m_shared_wait_per_alloc(const struct lab_arm *a)
+{
+	double w = 0;
+
+	if (!a->virtual_time || !a->allocs)
+		return NAN;
+	for (unsigned int i = 0; i < a->vt.nr_sites; i++)
+		if (lab_lock_site_shared(&a->vt.sites[i]))
+			w += a->vt.sites[i].wait_ns;
+	return w / (double)a->allocs;
 }
 
 /* The one lock every CPU shares: the global device list's (seed 5). */
@@ -55,12 +76,25 @@ static double m_list_scan_per_1k(const struct lab_arm *a)
 	return per_1k_allocs(a->delta.list_scan_steps, a);
 }
 
-/* Thread time per successful allocation, the frees included: what the
- * seeds' system time measures. Two-core time, not 96-core time. */
+/* CPU time per successful allocation, the frees, the swap-out and
+ * swap-in work around them and every wait included: what the seeds'
+ * system time measures. In virtual time, the vCPUs' clocks summed; in
+ * wall-clock mode, two-core thread time. */
 static double m_ns_per_alloc(const struct lab_arm *a)
 {
-	return a->allocs ? a->elapsed_s * 1e9 * a->threads / (double)a->allocs : NAN;
+	if (!a->allocs)
+		return NAN;
+	if (a->virtual_time)
+		return a->vt.cpu_ns / (double)a->allocs;
+	return a->elapsed_s * 1e9 * a->threads / (double)a->allocs;
 }
+
+/* The seeds' real time: the last vCPU's clock (virtual time only). */
+static double m_real_s(const struct lab_arm *a)
+{
+	return a->virtual_time ? a->vt.makespan_ns / 1e9 : a->elapsed_s;
+}
+
 
 static double m_order4_fallback(const struct lab_arm *a)
 {
@@ -90,10 +124,13 @@ static double m_use_ratio(const struct lab_arm *a)
 	return lab_use_ratio(a);
 }
 
-/* usemem's sum throughput: bytes swapped out over the run's time. */
+/* usemem's sum throughput: bytes swapped out over the run's time (the
+ * last vCPU's clock in virtual time). */
 static double m_throughput_mb_s(const struct lab_arm *a)
 {
-	return a->elapsed_s > 0 ? (double)a->bytes / a->elapsed_s / 1e6 : NAN;
+	double s = a->virtual_time ? a->vt.makespan_ns / 1e9 : a->elapsed_s;
+
+	return s > 0 ? (double)a->bytes / s / 1e6 : NAN;
 }
 
 /* ------------------------------------------------------------------------
@@ -123,30 +160,40 @@ static double m_throughput_mb_s(const struct lab_arm *a)
 #define SEED23_ERA .select = USWAP_SELECT_GLOBAL_ROTATE, \
 		   .percpu = USWAP_PERCPU_GLOBAL
 
+/* A two-arm metric's claim: after against before. */
+#define VS(claim) { 0, (claim) }
+
 static const struct lab_experiment experiments[] = {
 {
 	.name = "rework-swap-allocator-locks",
 	.thread = "[PATCH 00/13] mm, swap: rework of swap allocator locks",
 	.summary = "device lock for the whole allocation + 64-slot per-CPU "
 		   "slot cache vs cluster lock first (make -j96, 64K mTHP)",
-	.before = { SEED1_ERA, .lock = USWAP_LOCKING_DEVICE },
-	.after = { SEED1_ERA, .lock = USWAP_LOCKING_CLUSTER_FIRST },
+	.nr_arms = 2,
+	.arms = {
+		{ "before", "6.12: the device lock for the whole allocation",
+		  { SEED1_ERA, .lock = USWAP_LOCKING_DEVICE } },
+		{ "after", "6.13: cluster lock first",
+		  { SEED1_ERA, .lock = USWAP_LOCKING_CLUSTER_FIRST } },
+	},
 	.workload = { .kind = LAB_WL_KBUILD, .nr_devices = 1,
 		      .prio = USWAP_PRIO_DEFAULT, .kbuild = KBUILD_MIX(1.0) },
 	.nr_metrics = 4,
 	.metrics = {
 		{ "shared_locks_per_1k_allocs", "shared-lock acquisitions / 1k allocs",
-		  "", -1, m_shared_locks_per_1k,
+		  "", VS(LAB_DOWN), m_shared_locks_per_1k,
 		  "si->lock taken for every allocation before; after, only by "
 		  "cluster_move / cluster_isolate_lock (perf lock callers)" },
 		{ "shared_contended_per_1k_allocs", "shared-lock contentions / 1k allocs",
-		  "", -1, m_shared_contended_per_1k,
+		  "", VS(LAB_DOWN), m_shared_contended_per_1k,
 		  "\"lock contention on si->lock is nearly unobservable\" after "
 		  "(perf lock: 91, 47, 23, 17 contended)" },
-		{ "ns_per_alloc", "ns per allocation (thread time)", "ns", -1,
+		{ "ns_per_alloc", "CPU ns per allocation (sys time)", "ns", VS(LAB_DOWN),
 		  m_ns_per_alloc,
 		  "sys time 73578.30 s -> 33314.76 s (-54.7%), 4K pages" },
-		{ "order4_fallback_pct", "order-4 fallback %", "%", -1,
+		{ "real_s", "real time", "s", VS(LAB_DOWN), m_real_s,
+		  "real time 864.05 s -> 437.67 s (-49.3%), 4K pages" },
+		{ "order4_fallback_pct", "order-4 fallback %", "%", VS(LAB_DOWN),
 		  m_order4_fallback_pct,
 		  "-63.2% mTHP failure (64K mTHP, 1152M memcg)" },
 	},
@@ -156,22 +203,26 @@ static const struct lab_experiment experiments[] = {
 	.thread = "[PATCH v2 0/3] mm, swap: improve cluster scan strategy",
 	.summary = "free clusters first + walk the whole frag list vs nonfull "
 		   "first + one frag cluster (make -j96, 64K mTHP)",
-	.before = { SEED23_ERA, .cluster = USWAP_PREFER_FREE,
-		    .frag = USWAP_FRAG_SCAN_ALL },
-	.after = { SEED23_ERA },
+	.nr_arms = 2,
+	.arms = {
+		{ "before", "6.17: free clusters first, the whole frag list",
+		  { SEED23_ERA, .cluster = USWAP_PREFER_FREE,
+		    .frag = USWAP_FRAG_SCAN_ALL } },
+		{ "after", "6.18: nonfull first, one frag cluster", { SEED23_ERA } },
+	},
 	.workload = { .kind = LAB_WL_KBUILD, .nr_devices = 1,
 		      .prio = USWAP_PRIO_DEFAULT, .kbuild = KBUILD_MIX(1.0) },
 	.nr_metrics = 4,
 	.metrics = {
-		{ "order4_swpout_fallback", "order-4 swpout_fallback", "", -1,
+		{ "order4_swpout_fallback", "order-4 swpout_fallback", "", VS(LAB_DOWN),
 		  m_order4_fallback, "64kB swpout_fallback 20917 -> 0" },
-		{ "order4_fallback_pct", "order-4 fallback %", "%", -1,
+		{ "order4_fallback_pct", "order-4 fallback %", "%", VS(LAB_DOWN),
 		  m_order4_fallback_pct,
 		  "20917 / (1787051 + 20917) = 1.16% -> 0%" },
 		{ "list_scan_steps_per_1k_allocs", "list scan steps / 1k allocs",
-		  "", -1, m_list_scan_per_1k,
+		  "", VS(LAB_DOWN), m_list_scan_per_1k,
 		  "\"spent too much effort scanning the fragment list\"" },
-		{ "ns_per_alloc", "ns per allocation (thread time)", "ns", -1,
+		{ "ns_per_alloc", "CPU ns per allocation (sys time)", "ns", VS(LAB_DOWN),
 		  m_ns_per_alloc, "sys time 11609.69 s -> 5587.53 s (-51.9%)" },
 	},
 },
@@ -180,8 +231,13 @@ static const struct lab_experiment experiments[] = {
 	.thread = "[PATCH 7/9] mm, swap: remove contention workaround for swap cache",
 	.summary = "free clusters interleaved in 32 columns vs ascending: "
 		   "sequential swap-in from an HDD model (usemem -n 8)",
-	.before = { SEED23_ERA, .freelist = USWAP_FREELIST_INTERLEAVED },
-	.after = { SEED23_ERA, .freelist = USWAP_FREELIST_ASCENDING },
+	.nr_arms = 2,
+	.arms = {
+		{ "before", "free clusters interleaved in 32 columns",
+		  { SEED23_ERA, .freelist = USWAP_FREELIST_INTERLEAVED } },
+		{ "after", "free clusters ascending",
+		  { SEED23_ERA, .freelist = USWAP_FREELIST_ASCENDING } },
+	},
 	.workload = { .kind = LAB_WL_SWAPIN, .nr_devices = 1,
 		      .prio = USWAP_PRIO_DEFAULT,
 		      .swapin = { .tasks = 8, .size_slots = 8192, .fill = 0.9,
@@ -190,10 +246,10 @@ static const struct lab_experiment experiments[] = {
 				  .media_mb_s = 150 } },
 	.nr_metrics = 2,
 	.metrics = {
-		{ "swapin_kb_s", "swap-in KB/s per process", "KB/s", +1,
+		{ "swapin_kb_s", "swap-in KB/s per process", "KB/s", VS(LAB_UP),
 		  m_swapin_kb_s,
 		  "1270.92 -> 1849.54 KB/s per process (+45.5%, \"~40% faster\")" },
-		{ "seek_mib", "mean seek distance", "MiB", -1, m_seek_mib,
+		{ "seek_mib", "mean seek distance", "MiB", VS(LAB_DOWN), m_seek_mib,
 		  "\"shuffling IO is a bad idea for HDD\"" },
 	},
 },
@@ -202,20 +258,25 @@ static const struct lab_experiment experiments[] = {
 	.thread = "[PATCH] mm/swapfile.c: select the swap device with default priority round robin",
 	.summary = "default priorities -2, -3, ... with per-node lists vs all "
 		   "-1 in round robin (usemem -n 31, 4 devices, 8 nodes)",
-	.before = { .select = USWAP_SELECT_LEGACY_PRIO,
-		    .percpu = USWAP_PERCPU_GLOBAL, .nr_nodes = 8 },
-	.after = { .select = USWAP_SELECT_GLOBAL_ROTATE,
-		   .percpu = USWAP_PERCPU_GLOBAL, .nr_nodes = 8 },
+	.nr_arms = 2,
+	.arms = {
+		{ "before", "default priorities -2, -3, ..., per-node lists",
+		  { .select = USWAP_SELECT_LEGACY_PRIO,
+		    .percpu = USWAP_PERCPU_GLOBAL, .nr_nodes = 8 } },
+		{ "after", "every default-priority device -1, in round robin",
+		  { .select = USWAP_SELECT_GLOBAL_ROTATE,
+		    .percpu = USWAP_PERCPU_GLOBAL, .nr_nodes = 8 } },
+	},
 	.workload = { .kind = LAB_WL_USEMEM, .nr_devices = 4,
 		      .prio = USWAP_PRIO_DEFAULT,
 		      .usemem = { .tasks = 31, .size_slots = 16384, .order = 0,
 				  .rounds = 3, .fill = 0.38 } },
 	.nr_metrics = 2,
 	.metrics = {
-		{ "device_use_max_min", "device use max/min at peak", "", -1,
+		{ "device_use_max_min", "device use max/min at peak", "", VS(LAB_DOWN),
 		  m_use_ratio,
 		  "zram0..3 used 15.7G/3.4G/3.4G/2.6G (6.0) -> 12.6G each (1.0)" },
-		{ "throughput_mb_s", "sum throughput", "MB/s", +1,
+		{ "throughput_mb_s", "sum throughput", "MB/s", VS(LAB_UP),
 		  m_throughput_mb_s, "3546.56 -> 4207.56 MB/s (+18.6%)" },
 	},
 	.plot = true,
@@ -226,28 +287,43 @@ static const struct lab_experiment experiments[] = {
 	.summary = "global per-CPU cluster + plist rotation under one lock vs "
 		   "per-device per-CPU clusters + per-priority rings (make -j96, "
 		   "8 devices)",
-	.before = { .select = USWAP_SELECT_GLOBAL_ROTATE,
-		    .percpu = USWAP_PERCPU_GLOBAL },
-	.after = { .select = USWAP_SELECT_RINGS,
-		   .percpu = USWAP_PERCPU_PER_DEVICE },
+	.nr_arms = 3,
+	.arms = {
+		{ "A", "before the series: one global per-CPU cluster, plist "
+		  "rotation under swap_avail_lock",
+		  { .select = USWAP_SELECT_GLOBAL_ROTATE,
+		    .percpu = USWAP_PERCPU_GLOBAL } },
+		{ "B", "after patch 8: per-device per-CPU clusters, the old "
+		  "plist rotation",
+		  { .select = USWAP_SELECT_GLOBAL_ROTATE,
+		    .percpu = USWAP_PERCPU_PER_DEVICE } },
+		{ "C", "after patch 13: per-priority allocation queues",
+		  { .select = USWAP_SELECT_RINGS,
+		    .percpu = USWAP_PERCPU_PER_DEVICE } },
+	},
 	.workload = { .kind = LAB_WL_KBUILD, .nr_devices = 8,
 		      .prio = USWAP_PRIO_DEFAULT, .kbuild = KBUILD_MIX(0.7) },
-	.nr_metrics = 4,
+	.vcpus = 256,
+	.nr_metrics = 5,
 	.metrics = {
+		{ "ns_per_alloc", "CPU ns per allocation (sys time)", "ns",
+		  { 0, LAB_UP, LAB_SAME }, m_ns_per_alloc,
+		  "sys time A 40899.14 s, B 88712.52 s (+116.9%), C 41140.76 s "
+		  "(+0.59%) in the 2 GiB memcg" },
+		{ "shared_wait_ns_per_alloc", "shared-lock wait per allocation",
+		  "ns", { 0, LAB_UP, LAB_NO_CLAIM }, m_shared_wait_per_alloc,
+		  "B's rotation \"serializes cluster transitions on "
+		  "swap_avail_lock\"; C's queue removes that contention" },
 		{ "global_lock_per_alloc", "global-lock acquisitions / alloc",
-		  "", -1, m_global_lock_per_alloc,
-		  "plist rotation \"serializes cluster transitions on "
-		  "swap_avail_lock\"; the rings have no shared rotation point" },
+		  "", { 0, LAB_NO_CLAIM, LAB_DOWN }, m_global_lock_per_alloc,
+		  "the rings have no shared rotation point" },
 		{ "shared_locks_per_alloc", "shared-lock acquisitions / alloc",
-		  "", -1, m_shared_locks_per_alloc,
-		  "no figure; the queue \"removes that contention\" (patch 8 "
-		  "alone: sys time +116.9%, patch 13: back within 0.59%)" },
-		{ "ns_per_alloc", "ns per allocation (thread time)", "ns", 0,
-		  m_ns_per_alloc,
-		  "sys time A 40899.14 s vs C 41140.76 s (+0.59%, 2 GiB)" },
-		{ "device_use_max_min", "device use max/min at peak", "", 0,
-		  m_use_ratio, "largest/smallest peak 1.021 on average, worst "
-		  "1.049 (arm E; arm A not given)", .after_at_most = 1.049 },
+		  "", { 0, LAB_NO_CLAIM, LAB_DOWN }, m_shared_locks_per_alloc,
+		  "no figure" },
+		{ "device_use_max_min", "device use max/min at peak", "",
+		  { 0, LAB_NO_CLAIM, LAB_AT_MOST }, m_use_ratio,
+		  "largest/smallest peak 1.021 on average, worst 1.049 (the "
+		  "complete series; A and B not given)", .at_most = 1.049 },
 	},
 	.plot = true,
 },

@@ -23,6 +23,43 @@ static void use_add(struct lab_thread_stat *ts, uswap_entry_t e, int64_t nr)
 			      memory_order_relaxed);
 }
 
+/* Virtual time: the fixed part of one library call (an allocation, or a
+ * free, dup or put), before the locks and steps it reports itself. */
+static void vt_call(struct lab_env *env, bool alloc)
+{
+	if (env->vt)
+		lab_vt_charge(env->vt, alloc ? env->vt->cost.alloc : env->vt->cost.free);
+}
+
+/*
+ * The write of a swapped-out folio, in virtual time: each page costs
+ * page_out (compression and the copy, off every lock) and is stored
+ * under its device's pool lock for `pool` ns: zram's zsmalloc keeps one
+ * pool per device, whose size-class locks every CPU writing to that
+ * device shares. That shared per-device resource is what spreading
+ * writes over devices relieves (seed 4).
+ */
+static void vt_store(struct lab_env *env, const struct lab_folio *f)
+{
+	const struct lab_cost *c;
+	unsigned int pages = 1u << f->order;
+
+	if (!env->vt)
+		return;
+	c = &env->vt->cost;
+	for (unsigned int i = 0; i < pages; i++) {
+		uswap_entry_t e = { f->s[f->nr == 1 ? 0 : i].val };
+		const void *pool = &env->pool[uswap_entry_type(e)];
+
+		lab_vt_charge(env->vt, c->page_out);
+		if (!c->pool)
+			continue;
+		lab_vt_lock(env->vt, pool, "&zram->pool", "zs_malloc (model)");
+		lab_vt_charge(env->vt, c->pool);
+		lab_vt_unlock(env->vt, pool);
+	}
+}
+
 static void ops_inc(struct lab_thread_stat *ts)
 {
 	atomic_store_explicit(&ts->ops,
@@ -34,7 +71,10 @@ static int slot_alloc(struct lab_env *env, struct lab_thread_stat *ts,
 		      unsigned int order, struct lab_slot *s)
 {
 	uswap_entry_t e;
-	int err = uswap_alloc(env->u, order, &e);
+	int err;
+
+	vt_call(env, true);
+	err = uswap_alloc(env->u, order, &e);
 
 	if (err)
 		return err;
@@ -49,7 +89,10 @@ static int slot_free(struct lab_env *env, struct lab_thread_stat *ts,
 		     const struct lab_slot *s)
 {
 	uswap_entry_t e = { s->val };
-	int err = uswap_put_folio(env->u, e, s->order);
+	int err;
+
+	vt_call(env, false);
+	err = uswap_put_folio(env->u, e, s->order);
 
 	if (err)
 		return err;
@@ -78,6 +121,7 @@ static int free_mapped(struct lab_env *env, struct lab_thread_stat *ts,
 	int err;
 
 	if (f->nr == 1 && !f->gone) {
+		vt_call(env, false);
 		err = uswap_free(env->u, page_entry(f, 0), pages);
 		if (err)
 			return err;
@@ -88,6 +132,7 @@ static int free_mapped(struct lab_env *env, struct lab_thread_stat *ts,
 	for (unsigned int i = 0; i < pages; i++) {
 		if (f->gone & (1u << i))
 			continue;
+		vt_call(env, false);
 		err = uswap_free(env->u, page_entry(f, i), 1);
 		if (err)
 			return err;
@@ -121,11 +166,13 @@ int lab_folio_map(struct lab_env *env, unsigned int thread, struct lab_folio *f)
 	if (!f->nr || f->mapped)
 		return 0;
 	for (unsigned int i = 0; i < pages; i++) {
+		vt_call(env, false);
 		err = uswap_dup(env->u, page_entry(f, i));
 		if (err)
 			return err;
 	}
 	for (unsigned int i = 0; i < f->nr; i++) {
+		vt_call(env, false);
 		err = uswap_put_folio(env->u, (uswap_entry_t){ f->s[i].val }, f->s[i].order);
 		if (err)
 			return err;
@@ -142,6 +189,9 @@ int lab_folio_free_page(struct lab_env *env, unsigned int thread,
 
 	if (!f->nr || !f->mapped || page >= (1u << f->order) || (f->gone & (1u << page)))
 		return -ENOENT;
+	if (env->vt)
+		lab_vt_charge(env->vt, env->vt->cost.page_in); /* read it back */
+	vt_call(env, false);
 	err = uswap_free(env->u, page_entry(f, page), 1);
 	if (err)
 		return err;
@@ -174,6 +224,7 @@ int lab_folio_alloc(struct lab_env *env, unsigned int thread,
 	if (!err) {
 		f->nr = 1;
 		ts->bytes += (uint64_t)USWAP_PAGE_SIZE << order;
+		vt_store(env, f);
 		return 0;
 	}
 	if (err == -ENOSPC)
@@ -194,5 +245,6 @@ int lab_folio_alloc(struct lab_env *env, unsigned int thread,
 		f->nr = i + 1;
 	}
 	ts->bytes += (uint64_t)USWAP_PAGE_SIZE << order;
+	vt_store(env, f);
 	return 0;
 }

@@ -34,8 +34,8 @@
 #include <uswap/uswap.h>
 
 #define LAB_DEFAULT_VCPUS   96   /* the seeds' machines run make -j96 */
-#define LAB_DEFAULT_THREADS 2    /* fixed, not the host's core count, so
-				    the default run is the same everywhere */
+#define LAB_DEFAULT_THREADS 1    /* virtual time gains nothing from more:
+				    the threads take turns */
 #define LAB_DEFAULT_SLICE   32   /* operations per vCPU slice */
 #define LAB_MAX_THREADS     64
 #define LAB_MAX_METRICS     8
@@ -84,6 +84,103 @@ int lab_vcpu_run(const struct lab_vcpu_config *cfg, lab_step_fn step,
 uint64_t lab_rand(uint64_t *state);
 /* A uniform value in [0, n). */
 uint64_t lab_rand_below(uint64_t *state, uint64_t n);
+
+/* ------------------------------------------------------------------------
+ * vtime.c: virtual time (a clock per vCPU, costs, locks held in virtual
+ * time); the scheduler that runs it is lab_vcpu_run_virtual()
+ * ---------------------------------------------------------------------- */
+
+/* Modelled cost of each step, in ns (docs/lab.md: where each comes from). */
+struct lab_cost {
+	double lock, line, handover_lines, list_step, list_move, map_line, slot, discard;
+	double alloc, free, page_out, page_in, pool;
+};
+
+void lab_cost_default(struct lab_cost *c);
+/*
+ * lab_cost_parse() - change @c from "key=value,..." (the field names of
+ * struct lab_cost, values in ns, 0..1e9).
+ * Return: 0; -EINVAL (unknown key, bad number; @c may be partly changed).
+ */
+int lab_cost_parse(const char *s, struct lab_cost *c);
+/* @c as "key=value,...", every key. */
+void lab_cost_format(const struct lab_cost *c, char *buf, size_t len);
+/* Call @fn for each key of @c, in table order, with its description. */
+void lab_cost_each(void (*fn)(const char *key, const char *desc, double v, void *ctx),
+		   const struct lab_cost *c, void *ctx);
+
+#define LAB_MAX_LOCK_SITES 32
+
+struct vt_lock; /* vtime.c's */
+
+/* One row of the lock table: a lock at one call site, perf lock's
+ * columns (acquired, contended, total/max wait; avg = wait / contended). */
+struct lab_lock_site {
+	char lock[32];     /* "si->lock", "ci->lock", "u->avail_lock", ... */
+	char site[48];     /* the function that took it */
+	uint64_t acquired;
+	uint64_t contended; /* acquisitions that waited */
+	double wait_ns;     /* total virtual wait */
+	double max_wait_ns;
+	double held_ns;     /* total virtual time held */
+};
+
+/* What one arm's virtual time gives. */
+struct lab_vt_result {
+	double cpu_ns;       /* the vCPUs' clocks summed: "sys time" */
+	double makespan_ns;  /* the largest clock: "real time" */
+	uint64_t overlaps;   /* the model's error count (vtime.c) */
+	unsigned int nr_sites;
+	struct lab_lock_site sites[LAB_MAX_LOCK_SITES]; /* most wait first */
+};
+
+struct lab_vtime {
+	struct lab_cost cost;
+	unsigned int nr_vcpus;
+	unsigned int cur;           /* the vCPU running now */
+	double *clock;              /* [nr_vcpus], virtual ns */
+	struct vt_lock *locks;      /* hash on the lock's address */
+	size_t nr_locks, nr_locks_cap;
+	unsigned int nr_sites;
+	struct lab_lock_site sites[LAB_MAX_LOCK_SITES];
+	const char *site_keys[LAB_MAX_LOCK_SITES][2]; /* name, site constants */
+	double horizon;             /* no vCPU's clock is earlier (set by
+				       the scheduler before each operation) */
+	uint64_t overlaps;          /* holdings that ran into a later one */
+	int failed;                 /* -ENOMEM while running */
+	struct uswap_probe probe;   /* installed on each running thread */
+};
+
+/* Return: 0; -ENOMEM. Clocks start at 0. Free with lab_vt_fini(). */
+int lab_vt_init(struct lab_vtime *vt, const struct lab_cost *cost, unsigned int nr_vcpus);
+void lab_vt_fini(struct lab_vtime *vt);
+/*
+ * lab_vt_lock() - vCPU vt->cur takes the lock @id at its clock: if the
+ * lock's last release is later, it waits until then (counted at the row
+ * of @name/@site: both must be string constants); then it pays @cost.lock,
+ * plus @cost.line when another vCPU held the lock last.
+ */
+void lab_vt_lock(struct lab_vtime *vt, const void *id, const char *name, const char *site);
+/* vCPU vt->cur releases @id at its clock. */
+void lab_vt_unlock(struct lab_vtime *vt, const void *id);
+/* Move vt->cur's clock on by @ns. */
+void lab_vt_charge(struct lab_vtime *vt, double ns);
+/* Sum the clocks and sort the lock table into @r. */
+void lab_vt_result(const struct lab_vtime *vt, struct lab_vt_result *r);
+/* A device or global lock, as lab_shared_locks() counts them. */
+bool lab_lock_site_shared(const struct lab_lock_site *s);
+
+/*
+ * lab_vcpu_run_virtual() - run every vCPU in virtual time: always the
+ * vCPU with the smallest clock (the lower number on a tie), one
+ * operation at a time, until each says it is done. vCPU v runs on real
+ * thread v % T; the threads take turns, so the order of operations, and
+ * every result, is the same for any T. @round is called after every
+ * nr_vcpus * slice_ops operations. Each thread runs with @vt's probe.
+ * Return: as lab_vcpu_run(); -ENOMEM if the model ran out of memory.
+ */
+int lab_vcpu_run_virtual(const struct lab_vcpu_config *cfg, struct lab_vtime *vt,
+			 lab_step_fn step, lab_round_fn round, void *ctx);
 
 /* ------------------------------------------------------------------------
  * workload.c: the swap system of one arm, per-device use, the folio
@@ -167,6 +264,8 @@ struct lab_arm {
 	uint64_t at_peak[USWAP_MAX_DEVICES]; /* per device at that sample */
 	double swapin_kb_s;           /* seed 3: mean per task */
 	double swapin_seek_mib;       /* seed 3: mean seek distance */
+	bool virtual_time;            /* vt holds the times (else elapsed_s) */
+	struct lab_vt_result vt;
 	struct lab_series *series;    /* may be NULL (no memory) */
 };
 
@@ -177,6 +276,9 @@ struct lab_options {
 	double scale;                /* multiplies the workload's size (=1) */
 	FILE *progress;              /* progress lines, or NULL */
 	const char *label;           /* arm name in progress lines */
+	bool wall_clock;             /* the old mode: real threads, real
+					time (=false: virtual time) */
+	struct lab_cost cost;        /* virtual time's (=lab_cost_default) */
 };
 
 void lab_options_default(struct lab_options *o);
@@ -213,17 +315,34 @@ double lab_use_ratio(const struct lab_arm *a);
 /* What a metric is computed from. */
 typedef double (*lab_metric_fn)(const struct lab_arm *a);
 
+#define LAB_MAX_ARMS 4
+
+/* What a seed says of a metric in one arm against the first arm. */
+enum lab_claim {
+	LAB_SAME = 0,     /* "about equal": within +-5 % */
+	LAB_UP = 1,
+	LAB_DOWN = -1,
+	LAB_NO_CLAIM = 2, /* the seed gives nothing to compare with */
+	LAB_AT_MOST = 3,  /* the seed gives this arm's figure only: agree
+			     when the value is <= the metric's at_most */
+};
+
 struct lab_metric {
 	const char *name;        /* JSON key, snake_case */
 	const char *label;       /* table row */
 	const char *unit;
-	int expect;              /* sign of the seed's after-before: -1, +1,
-				    or 0 (the seed says "about equal") */
+	/* claim[i]: arm i against arm 0 (claim[0] is unused) */
+	enum lab_claim claim[LAB_MAX_ARMS];
 	lab_metric_fn fn;
 	const char *seed_figure; /* the seed's numbers, quoted */
-	double after_at_most;    /* when the seed gives only an "after"
-				    figure: agreement is after <= this
-				    instead of a sign (0 = unused) */
+	double at_most;          /* for LAB_AT_MOST */
+};
+
+/* One arm: a name and the policy it runs (arm 0 is the base). */
+struct lab_arm_spec {
+	const char *name;        /* "before", "after"; seed 5's "A", "B", "C" */
+	const char *what;        /* one line: which kernel state it is */
+	struct uswap_policy policy;
 };
 
 struct lab_experiment {
@@ -231,8 +350,10 @@ struct lab_experiment {
 	const char *thread;      /* the seed thread's subject on linux-mm
 				    (lore.kernel.org/linux-mm) */
 	const char *summary;     /* one line for `uswap lab list` */
-	struct uswap_policy before, after;
+	unsigned int nr_arms;    /* 2..LAB_MAX_ARMS */
+	struct lab_arm_spec arms[LAB_MAX_ARMS];
 	struct lab_workload workload;
+	unsigned int vcpus;      /* the seed machine's CPUs (0 = 96) */
 	unsigned int nr_metrics;
 	struct lab_metric metrics[LAB_MAX_METRICS];
 	bool plot;               /* the seed shows device use: SVG */
@@ -250,26 +371,35 @@ const struct lab_experiment *lab_experiment_find(const char *name);
 
 struct lab_result {
 	const struct lab_experiment *exp;
-	struct lab_arm before, after;
-	double value[2][LAB_MAX_METRICS]; /* [0] before, [1] after */
-	double delta_pct[LAB_MAX_METRICS]; /* (after - before) / before * 100 */
-	bool agrees[LAB_MAX_METRICS];      /* sign matches the seed's */
+	unsigned int nr_arms;
+	struct lab_arm arm[LAB_MAX_ARMS];
+	double value[LAB_MAX_ARMS][LAB_MAX_METRICS];
+	double delta_pct[LAB_MAX_ARMS][LAB_MAX_METRICS]; /* arm i against arm 0 */
+	bool judged[LAB_MAX_ARMS][LAB_MAX_METRICS];      /* the seed claims something */
+	bool agrees[LAB_MAX_ARMS][LAB_MAX_METRICS];      /* and ours matches it */
 };
 
+/* "up", "down", "same", "<=", or "-" (no claim). */
+const char *lab_claim_word(enum lab_claim c);
+/* Does every judged metric of every arm agree? */
+bool lab_all_agree(const struct lab_result *res);
+
 /*
- * lab_run() - run both arms of @exp and compute the report.
+ * lab_run() - run every arm of @exp and compute the report.
  * Return: 0 or the first arm's -errno. Free with lab_result_fini().
  */
 int lab_run(const struct lab_experiment *exp, const struct lab_workload *wl,
 	    const struct lab_options *opt, struct lab_result *res);
 void lab_result_fini(struct lab_result *res);
 
-/* Fill value/delta_pct/agrees from the two arms. */
+/* Fill value/delta_pct/judged/agrees from the arms. */
 void lab_report_compute(struct lab_result *res);
-/* Does the sign of @delta_pct match @expect? Changes under 5 % count as
- * "about equal" (0). */
-bool lab_direction_agrees(int expect, double delta_pct);
-/* Metric, before, after, delta %, seed's direction, agrees. */
+/* Does the sign of @delta_pct match @claim (LAB_UP, LAB_DOWN, LAB_SAME)?
+ * Changes under 5 % count as "about equal". */
+bool lab_direction_agrees(int claim, double delta_pct);
+/* Each virtual-time arm's lock table, perf lock's columns. */
+void lab_report_print_locks(const struct lab_result *res, FILE *out);
+/* Metric, each arm, each delta %, the seed's claims, agrees. */
 void lab_report_print(const struct lab_result *res, FILE *out);
 
 /* ------------------------------------------------------------------------
@@ -300,8 +430,8 @@ int lab_policy_parse(const char *s, struct uswap_policy *p);
 bool lab_have_gnuplot(void);
 
 /*
- * lab_plot_svg() - write the before and after per-device use curves of
- * @res to @path as one SVG (two panels).
+ * lab_plot_svg() - write every arm's per-device use curves of @res to
+ * @path as one SVG (one panel per arm).
  * Return: 0; -ENOENT (no gnuplot, or no such directory for @path: call
  * lab_have_gnuplot() first to tell them apart);
  * -EINVAL (@path empty, or holding a quote or control character, which

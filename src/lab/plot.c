@@ -38,14 +38,12 @@ bool lab_have_gnuplot(void)
 	return false;
 }
 
-/* Both arms into one file: gnuplot's "index" picks a block (blocks are
+/* Every arm into one file: gnuplot's "index" picks a block (blocks are
  * separated by two blank lines). Columns: ops, then MiB per device. */
 static int write_data(FILE *f, const struct lab_result *res)
 {
-	const struct lab_arm *arms[2] = { &res->before, &res->after };
-
-	for (int a = 0; a < 2; a++) {
-		const struct lab_series *s = arms[a]->series;
+	for (unsigned int a = 0; a < res->nr_arms; a++) {
+		const struct lab_series *s = res->arm[a].series;
 
 		for (unsigned int i = 0; s && i < s->nr_samples; i++) {
 			fprintf(f, "%llu", (unsigned long long)s->ops[i]);
@@ -59,32 +57,34 @@ static int write_data(FILE *f, const struct lab_result *res)
 	return ferror(f) ? -EIO : 0;
 }
 
-static void write_panel(FILE *g, const char *data, int idx, const char *title,
+static void write_panel(FILE *g, const char *data, unsigned int idx, const char *title,
 			unsigned int nr_devices)
 {
 	fprintf(g, "set title \"%s\"\nplot ", title);
 	for (unsigned int d = 0; d < nr_devices; d++)
-		fprintf(g, "%s'%s' index %d using 1:%u with lines lw 2 title 'dev %u'",
+		fprintf(g, "%s'%s' index %u using 1:%u with lines lw 2 title 'dev %u'",
 			d ? ", " : "", data, idx, d + 2, d);
 	fputc('\n', g);
 }
 
+/* One panel per arm, one curve per device. */
 static void lab_script(FILE *g, const char *data, const char *path, void *ctx)
 {
 	const struct lab_result *res = ctx;
-	char before[160], after[160], title[256];
-	unsigned int nr = res->before.series->nr_devices;
+	unsigned int nr = res->arm[0].series->nr_devices;
 
-	lab_policy_format(&res->before.policy, before, sizeof(before));
-	lab_policy_format(&res->after.policy, after, sizeof(after));
-	fprintf(g, "set terminal svg size 900,700 dynamic background rgb 'white'\n"
-		   "set output '%s'\nset multiplot layout 2,1 title '%s: per-device use'\n"
+	fprintf(g, "set terminal svg size 900,%u dynamic background rgb 'white'\n"
+		   "set output '%s'\nset multiplot layout %u,1 title '%s: per-device use'\n"
 		   "set xlabel 'folios swapped out'\nset ylabel 'MiB in use'\n"
-		   "set key outside right\nset grid\n", path, res->exp->name);
-	snprintf(title, sizeof(title), "before: %s", before);
-	write_panel(g, data, 0, title, nr);
-	snprintf(title, sizeof(title), "after: %s", after);
-	write_panel(g, data, 1, title, nr);
+		   "set key outside right\nset grid\n", 350 * res->nr_arms, path,
+		res->nr_arms, res->exp->name);
+	for (unsigned int a = 0; a < res->nr_arms; a++) {
+		char policy[160], title[256];
+
+		lab_policy_format(&res->arm[a].policy, policy, sizeof(policy));
+		snprintf(title, sizeof(title), "%s: %s", res->exp->arms[a].name, policy);
+		write_panel(g, data, a, title, nr);
+	}
 	fprintf(g, "unset multiplot\n");
 }
 
@@ -97,8 +97,10 @@ int lab_plot_svg(const struct lab_result *res, const char *path)
 {
 	if (!lab_have_gnuplot())
 		return -ENOENT;
-	if (!res->before.series || !res->after.series ||
-	    !res->before.series->nr_samples || !res->after.series->nr_samples)
+	for (unsigned int a = 0; a < res->nr_arms; a++)
+		if (!res->arm[a].series || !res->arm[a].series->nr_samples)
+			return -ENODATA;
+	if (!res->nr_arms)
 		return -ENODATA;
 	return lab_gnuplot_svg(path, lab_data, lab_script, (void *)res);
 }

@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,4 +205,160 @@ int lab_vcpu_run(const struct lab_vcpu_config *cfg, lab_step_fn step,
 	pthread_cond_destroy(&run.go_cond);
 	pthread_mutex_destroy(&run.go_lock);
 	return atomic_load(&run.err);
+}
+
+/* ------------------------------------------------------------------------
+ * Virtual time: the smallest clock runs next
+ * ---------------------------------------------------------------------- */
+
+#define TURN_DONE (-1)
+
+struct vt_run {
+	const struct lab_vcpu_config *cfg;
+	struct lab_vtime *vt;
+	lab_step_fn step;
+	lab_round_fn round;
+	void *ctx;
+	unsigned int *heap;      /* runnable vCPUs, a min-heap on (clock, id) */
+	unsigned int nr_heap;
+	uint64_t ops, per_round;
+	_Atomic int turn;        /* the thread that may run, or TURN_DONE */
+	int err;                 /* written by the thread whose turn it is */
+};
+
+static bool vt_before(const struct lab_vtime *vt, unsigned int a, unsigned int b)
+{
+	return vt->clock[a] < vt->clock[b] || (vt->clock[a] == vt->clock[b] && a < b);
+}
+
+/* The root's clock grew (or the root left): restore the heap. */
+static void heap_sift_down(struct vt_run *r, unsigned int i)
+{
+	for (;;) {
+		unsigned int l = 2 * i + 1, m = i, tmp;
+
+		if (l < r->nr_heap && vt_before(r->vt, r->heap[l], r->heap[m]))
+			m = l;
+		if (l + 1 < r->nr_heap && vt_before(r->vt, r->heap[l + 1], r->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		tmp = r->heap[i];
+		r->heap[i] = r->heap[m];
+		r->heap[m] = tmp;
+		i = m;
+	}
+}
+
+/* Wait for this thread's turn. Spin briefly, then yield: the host may
+ * have fewer cores than threads. Return: false when the run is over. */
+static bool vt_wait_turn(struct vt_run *r, int id)
+{
+	unsigned int spins = 0;
+	int t;
+
+	while ((t = atomic_load_explicit(&r->turn, memory_order_acquire)) != id) {
+		if (t == TURN_DONE)
+			return false;
+		if (++spins < 128)
+			__builtin_ia32_pause();
+		else
+			sched_yield();
+	}
+	return true;
+}
+
+/* One operation of the earliest vCPU, if it is this thread's. Return:
+ * the thread whose turn it is next. */
+static int vt_run_one(struct vt_run *r, int id)
+{
+	unsigned int v, T = r->cfg->nr_threads;
+	int rc;
+
+	if (!r->nr_heap || r->err)
+		return TURN_DONE;
+	v = r->heap[0];
+	if ((int)(v % T) != id)
+		return (int)(v % T);
+	r->vt->cur = v;
+	r->vt->horizon = r->vt->clock[v];
+	uswap_thread_set_cpu((int)v);
+	rc = r->step(r->ctx, v, (unsigned int)id);
+	if (rc < 0 || r->vt->failed) {
+		r->err = rc < 0 ? rc : r->vt->failed;
+		return TURN_DONE;
+	}
+	if (rc == 0)
+		r->heap[0] = r->heap[--r->nr_heap];
+	heap_sift_down(r, 0);
+	if (r->round && ++r->ops % r->per_round == 0)
+		r->round(r->ctx, r->ops / r->per_round - 1);
+	return id;
+}
+
+static void vt_thread(struct vt_run *r, int id)
+{
+	uswap_thread_set_probe(&r->vt->probe);
+	while (vt_wait_turn(r, id)) {
+		int next;
+
+		do
+			next = vt_run_one(r, id);
+		while (next == id);
+		atomic_store_explicit(&r->turn, next, memory_order_release);
+	}
+	uswap_thread_set_probe(NULL);
+	uswap_thread_set_cpu(-1);
+}
+
+struct vt_thread_arg {
+	struct vt_run *run;
+	int id;
+};
+
+static void *vt_thread_main(void *arg)
+{
+	struct vt_thread_arg *a = arg;
+
+	vt_thread(a->run, a->id);
+	return NULL;
+}
+
+int lab_vcpu_run_virtual(const struct lab_vcpu_config *cfg, struct lab_vtime *vt,
+			 lab_step_fn step, lab_round_fn round, void *ctx)
+{
+	struct vt_thread_arg args[LAB_MAX_THREADS];
+	pthread_t tids[LAB_MAX_THREADS];
+	struct vt_run r = { .cfg = cfg, .vt = vt, .step = step, .round = round, .ctx = ctx };
+	unsigned int started = 0;
+	int err = config_check(cfg);
+
+	if (err)
+		return err;
+	if (vt->nr_vcpus != cfg->nr_vcpus)
+		return -EINVAL;
+	r.heap = malloc(cfg->nr_vcpus * sizeof(*r.heap));
+	if (!r.heap)
+		return -ENOMEM;
+	/* All clocks start equal: ascending ids are already a heap. */
+	for (unsigned int v = 0; v < cfg->nr_vcpus; v++)
+		r.heap[v] = v;
+	r.nr_heap = cfg->nr_vcpus;
+	r.per_round = (uint64_t)cfg->nr_vcpus * cfg->slice_ops;
+	atomic_init(&r.turn, 0);
+	for (unsigned int i = 1; i < cfg->nr_threads; i++) {
+		args[i] = (struct vt_thread_arg){ .run = &r, .id = (int)i };
+		if (pthread_create(&tids[i], NULL, vt_thread_main, &args[i])) {
+			r.err = -EAGAIN;
+			break;
+		}
+		started++;
+	}
+	if (!r.err)
+		vt_thread(&r, 0);
+	atomic_store_explicit(&r.turn, TURN_DONE, memory_order_release);
+	for (unsigned int i = 1; i <= started; i++)
+		pthread_join(tids[i], NULL);
+	free(r.heap);
+	return r.err;
 }

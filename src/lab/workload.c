@@ -33,6 +33,7 @@ void lab_options_default(struct lab_options *o)
 	o->vcpu.slice_ops = LAB_DEFAULT_SLICE;
 	o->seed = 1;
 	o->scale = 1.0;
+	lab_cost_default(&o->cost);
 }
 
 uint64_t lab_device_slots_for(uint64_t demand, double fill, unsigned int nr)
@@ -217,6 +218,27 @@ static void stats_sub(struct uswap_stats *d, const struct uswap_stats *before)
 		dv[i] -= bv[i];
 }
 
+/* The vCPUs in virtual time (the default) or, in wall-clock mode, on
+ * real threads in real time. */
+static int env_run_vcpus(struct lab_env *env)
+{
+	struct lab_vtime vt;
+	int err;
+
+	env->arm->virtual_time = !env->opt->wall_clock;
+	if (env->opt->wall_clock)
+		return lab_vcpu_run(&env->opt->vcpu, env->ops->step, lab_env_round, env);
+	err = lab_vt_init(&vt, &env->opt->cost, env->nr_vcpus);
+	if (err)
+		return err;
+	env->vt = &vt;
+	err = lab_vcpu_run_virtual(&env->opt->vcpu, &vt, env->ops->step, lab_env_round, env);
+	lab_vt_result(&vt, &env->arm->vt);
+	env->vt = NULL;
+	lab_vt_fini(&vt);
+	return err;
+}
+
 static int env_run(struct lab_env *env, const char *arm_name)
 {
 	struct uswap_stats before = { .size = sizeof(before) };
@@ -230,7 +252,7 @@ static int env_run(struct lab_env *env, const char *arm_name)
 	env->arm->delta.size = sizeof(env->arm->delta);
 	uswap_stats_get(env->u, &before);
 	start = env->start_ns = env->last_progress_ns = lab_now_ns();
-	err = lab_vcpu_run(&env->opt->vcpu, env->ops->step, lab_env_round, env);
+	err = env_run_vcpus(env);
 	env->arm->elapsed_s = (double)(lab_now_ns() - start) / 1e9;
 	uswap_stats_get(env->u, &env->arm->delta);
 	stats_sub(&env->arm->delta, &before);

@@ -77,6 +77,10 @@ struct lab_env {
 	uint64_t total_ops;                      /* expected, for progress */
 	uint64_t start_ns, last_progress_ns;
 	const char *arm_name;
+	struct lab_vtime *vt;                    /* NULL in wall-clock mode */
+	/* The zram pool lock of each device, a lock in virtual time only
+	 * (the lab's devices hold no data): its address is its identity. */
+	char pool[USWAP_MAX_DEVICES];
 };
 
 /* folio.c */

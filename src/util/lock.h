@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "util/compiler.h"
+#include "util/probe.h"
 #include "util/stat.h"
 
 struct spinlock {
@@ -39,27 +40,38 @@ static inline bool spin_trylock(struct spinlock *l)
 /*
  * spin_lock() - take @l, counting the acquisition (and the contention, if
  * the lock was held) in @ls, the calling CPU's counters for @l's class.
+ * The probe hears of it with the lock expression and the calling
+ * function as names (perf lock's lock and caller), hence the macro.
  */
-static inline void spin_lock(struct spinlock *l, struct lock_stat *ls)
+#define spin_lock(l, ls) spin_lock_at((l), (ls), #l, __func__)
+
+static inline void spin_lock_at(struct spinlock *l, struct lock_stat *ls,
+				const char *name, const char *site)
 {
 	stat_inc(&ls->acquired);
-	if (likely(!atomic_exchange_explicit(&l->locked, 1, memory_order_acquire)))
-		return;
-	stat_inc(&ls->contended);
-	spin_lock_wait(l);
+	if (unlikely(atomic_exchange_explicit(&l->locked, 1, memory_order_acquire))) {
+		stat_inc(&ls->contended);
+		spin_lock_wait(l);
+	}
+	probe_lock(l, name, site);
 }
 
 /* spin_trylock_stat() - spin_trylock() that counts a success. */
-static inline bool spin_trylock_stat(struct spinlock *l, struct lock_stat *ls)
+#define spin_trylock_stat(l, ls) spin_trylock_stat_at((l), (ls), #l, __func__)
+
+static inline bool spin_trylock_stat_at(struct spinlock *l, struct lock_stat *ls,
+					const char *name, const char *site)
 {
 	if (!spin_trylock(l))
 		return false;
 	stat_inc(&ls->acquired);
+	probe_lock(l, name, site);
 	return true;
 }
 
 static inline void spin_unlock(struct spinlock *l)
 {
+	probe_unlock(l);
 	atomic_store_explicit(&l->locked, 0, memory_order_release);
 }
 

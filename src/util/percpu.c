@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * percpu.c - the thread's CPU index override, the spinlock slow path and
+ * percpu.c - the thread's CPU index override and probe, the spinlock slow path and
  * the assertion reporter: the few out-of-line helpers of util/.
  */
 #include <sched.h>
@@ -12,12 +12,21 @@
 #include "util/compiler.h"
 #include "util/lock.h"
 #include "util/percpu.h"
+#include "util/probe.h"
 
 _Thread_local int uswap_tls_cpu __attribute__((tls_model("initial-exec"))) = -1;
 
 USWAP_API void uswap_thread_set_cpu(int cpu)
 {
 	uswap_tls_cpu = cpu < 0 ? -1 : cpu;
+}
+
+_Thread_local const struct uswap_probe *uswap_tls_probe
+	__attribute__((tls_model("initial-exec")));
+
+USWAP_API void uswap_thread_set_probe(const struct uswap_probe *probe)
+{
+	uswap_tls_probe = probe;
 }
 
 /* Spin on a plain load (no cache-line ping-pong), then yield: a preempted
