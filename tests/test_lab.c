@@ -242,6 +242,170 @@ static void test_lab_vcpu_counts_do_not_depend_on_threads(void **state)
 	lab_arm_fini(&two);
 }
 
+/* In virtual time every result is the same for one thread and for two:
+ * counts, clocks and the whole lock table. */
+static void test_lab_virtual_time_same_for_any_thread_count(void **state)
+{
+	struct uswap_policy b = { .select = USWAP_SELECT_GLOBAL_ROTATE };
+	const char *mix = "jobs=40,long_cap=200,fill=0.9";
+	struct lab_arm one, two;
+
+	run_arm("per-priority-allocation-queues", &b, mix, 64, 1, 3, &one);
+	run_arm("per-priority-allocation-queues", &b, mix, 64, 2, 3, &two);
+	assert_true(one.virtual_time && two.virtual_time);
+	assert_same_counts(&one, &two);
+	assert_true(one.vt.cpu_ns > 0);
+	assert_true(one.vt.cpu_ns == two.vt.cpu_ns);
+	assert_true(one.vt.makespan_ns == two.vt.makespan_ns);
+	t_eq(one.vt.nr_sites, two.vt.nr_sites);
+	for (unsigned int i = 0; i < one.vt.nr_sites; i++) {
+		const struct lab_lock_site *x = &one.vt.sites[i], *y = &two.vt.sites[i];
+
+		assert_string_equal(x->lock, y->lock);
+		assert_string_equal(x->site, y->site);
+		t_eq(x->acquired, y->acquired);
+		t_eq(x->contended, y->contended);
+		assert_true(x->wait_ns == y->wait_ns && x->max_wait_ns == y->max_wait_ns);
+	}
+	lab_arm_fini(&one);
+	lab_arm_fini(&two);
+}
+
+/* The model's lock rule with no line cost: vCPU 0 holds L for T (plus
+ * the acquisition's cost c); vCPUs 1..N want it at time 0 and hold it
+ * for c each. vCPU k gets it after vCPU k - 1, so it waits T + k * c:
+ * N contended, the longest wait T + N * c, the sum N * T + c * N(N+1)/2. */
+static void test_lab_vt_lock_waits_follow_the_rule(void **state)
+{
+	const unsigned int N = 7;
+	const double T = 1000, c = 10;
+	struct lab_cost cost;
+	struct lab_vtime vt;
+	struct lab_vt_result r;
+	static const char lname[] = "&si->lock", site[] = "test";
+	int L;
+
+	lab_cost_default(&cost);
+	cost.lock = c;
+	cost.line = 0;
+	t_eq(lab_vt_init(&vt, &cost, N + 1), 0);
+	vt.cur = 0;
+	lab_vt_lock(&vt, &L, lname, site);
+	lab_vt_charge(&vt, T);
+	lab_vt_unlock(&vt, &L);
+	for (unsigned int k = 1; k <= N; k++) {
+		vt.cur = k;
+		lab_vt_lock(&vt, &L, lname, site);
+		assert_true(vt.clock[k] == T + (k + 1) * c); /* waited, then paid c */
+		lab_vt_unlock(&vt, &L);
+	}
+	lab_vt_result(&vt, &r);
+	t_eq(r.nr_sites, 1);
+	t_eq(r.sites[0].acquired, N + 1);
+	t_eq(r.sites[0].contended, N);
+	assert_true(r.sites[0].max_wait_ns == T + N * c);
+	assert_true(r.sites[0].wait_ns == N * T + c * N * (N + 1) / 2);
+	assert_true(r.makespan_ns == T + (N + 1) * c);
+	assert_string_equal(r.sites[0].lock, "si->lock");
+	assert_true(lab_lock_site_shared(&r.sites[0]));
+	lab_vt_fini(&vt);
+}
+
+/* A vCPU that takes a lock another vCPU held last pays the line moves;
+ * one that takes it after itself does not. And a request that falls in
+ * a gap long enough for the lock's mean holding takes the gap. */
+static void test_lab_vt_handover_and_gaps(void **state)
+{
+	struct lab_cost cost;
+	struct lab_vtime vt;
+	static const char lname[] = "&u->avail_lock", site[] = "test";
+	int L;
+
+	lab_cost_default(&cost);
+	cost.lock = 10;
+	cost.line = 100;
+	cost.handover_lines = 2;
+	t_eq(lab_vt_init(&vt, &cost, 2), 0);
+	vt.cur = 0;
+	lab_vt_lock(&vt, &L, lname, site);   /* [0, 10) */
+	lab_vt_unlock(&vt, &L);
+	lab_vt_charge(&vt, 5000);
+	lab_vt_lock(&vt, &L, lname, site);   /* [5010, 5020): own line */
+	assert_true(vt.clock[0] == 5020);
+	lab_vt_unlock(&vt, &L);
+	vt.cur = 1;
+	lab_vt_charge(&vt, 100);
+	lab_vt_lock(&vt, &L, lname, site);   /* the gap at 100: vCPU 0's line */
+	assert_true(vt.clock[1] == 100 + 10 + 200);
+	lab_vt_unlock(&vt, &L);
+	lab_vt_fini(&vt);
+}
+
+/* A step that touches only its own vCPU's lock: no contention at all,
+ * and the scheduler gives every vCPU the same clock. */
+struct own_ctx {
+	struct lab_vtime *vt;
+	int locks[8];
+	unsigned int left[8];
+};
+
+static int own_step(void *ctx, unsigned int vcpu, unsigned int thread)
+{
+	struct own_ctx *o = ctx;
+	static const char lname[] = "&pc->lock", site[] = "own_step";
+
+	(void)thread;
+	if (!o->left[vcpu])
+		return 0;
+	o->left[vcpu]--;
+	lab_vt_lock(o->vt, &o->locks[vcpu], lname, site);
+	lab_vt_charge(o->vt, 100);
+	lab_vt_unlock(o->vt, &o->locks[vcpu]);
+	return 1;
+}
+
+static void test_lab_vt_no_shared_state_no_contention(void **state)
+{
+	struct lab_vcpu_config cfg = { .nr_vcpus = 8, .nr_threads = 2, .slice_ops = 4 };
+	struct own_ctx o = { 0 };
+	struct lab_cost cost;
+	struct lab_vtime vt;
+	struct lab_vt_result r;
+
+	lab_cost_default(&cost);
+	t_eq(lab_vt_init(&vt, &cost, 8), 0);
+	o.vt = &vt;
+	for (int v = 0; v < 8; v++)
+		o.left[v] = 50;
+	t_eq(lab_vcpu_run_virtual(&cfg, &vt, own_step, NULL, &o), 0);
+	lab_vt_result(&vt, &r);
+	t_eq(r.nr_sites, 1);
+	t_eq(r.sites[0].acquired, 400);
+	t_eq(r.sites[0].contended, 0);
+	for (int v = 0; v < 8; v++)
+		assert_true(vt.clock[v] == 50 * (100 + cost.lock));
+	lab_vt_fini(&vt);
+}
+
+static void test_lab_cost_text(void **state)
+{
+	struct lab_cost c, d;
+	char buf[512];
+
+	lab_cost_default(&c);
+	t_eq(lab_cost_parse("line=80,page_out=1e4", &c), 0);
+	assert_true(c.line == 80 && c.page_out == 10000);
+	lab_cost_format(&c, buf, sizeof(buf));
+	lab_cost_default(&d);
+	t_eq(lab_cost_parse(buf, &d), 0);
+	assert_memory_equal(&c, &d, sizeof(c));
+	t_eq(lab_cost_parse("line", &c), -EINVAL);
+	t_eq(lab_cost_parse("colour=1", &c), -EINVAL);
+	t_eq(lab_cost_parse("line=-1", &c), -EINVAL);
+	t_eq(lab_cost_parse("line=1x", &c), -EINVAL);
+	t_eq(lab_cost_parse("line=nan", &c), -EINVAL);
+}
+
 /* Every experiment's policies print as text that parses back to them. */
 static void test_lab_policy_text_round_trips(void **state)
 {
@@ -297,6 +461,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lab_round_robin_evens_device_use_legacy_does_not),
+		cmocka_unit_test(test_lab_virtual_time_same_for_any_thread_count),
+		cmocka_unit_test(test_lab_vt_lock_waits_follow_the_rule),
+		cmocka_unit_test(test_lab_vt_handover_and_gaps),
+		cmocka_unit_test(test_lab_vt_no_shared_state_no_contention),
+		cmocka_unit_test(test_lab_cost_text),
 		cmocka_unit_test(test_lab_nonfull_scan_one_fewer_order4_fallbacks),
 		cmocka_unit_test(test_lab_cluster_first_takes_far_fewer_shared_locks),
 		cmocka_unit_test(test_lab_rings_take_fewer_shared_locks_than_global_rotate),

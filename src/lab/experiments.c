@@ -146,9 +146,10 @@ static double m_throughput_mb_s(const struct lab_arm *a)
  * fallbacks here appear only within a percent or so of full: at 0.99 no
  * arm falls back (docs/lab.md). 300 jobs per vCPU keep the device full
  * for the second half of the run. */
-#define KBUILD_MIX(FILL) { .jobs_per_vcpu = 300, .job_min = 8, .job_max = 56, \
-			   .long_pct = 20, .long_cap = 2000, .order4_pct = 50, \
-			   .swapin_pct = 10, .fill = (FILL) }
+#define KBUILD_MIX(FILL, PROCS) { .jobs_per_vcpu = 300, .job_min = 8, \
+			   .job_max = 56, .long_pct = 20, .long_cap = 2000, \
+			   .order4_pct = 50, .swapin_pct = 10, .fill = (FILL), \
+			   .procs = (PROCS) }
 
 /* Seed 1's era (6.12 -> 6.14): plist rotation, per-device per-CPU
  * clusters, free clusters first, the whole frag list, the old shuffle. */
@@ -177,7 +178,7 @@ static const struct lab_experiment experiments[] = {
 		  { SEED1_ERA, .lock = USWAP_LOCKING_CLUSTER_FIRST } },
 	},
 	.workload = { .kind = LAB_WL_KBUILD, .nr_devices = 1,
-		      .prio = USWAP_PRIO_DEFAULT, .kbuild = KBUILD_MIX(1.0) },
+		      .prio = USWAP_PRIO_DEFAULT, .kbuild = KBUILD_MIX(1.0, 0) },
 	.nr_metrics = 4,
 	.metrics = {
 		{ "shared_locks_per_1k_allocs", "shared-lock acquisitions / 1k allocs",
@@ -211,7 +212,7 @@ static const struct lab_experiment experiments[] = {
 		{ "after", "6.18: nonfull first, one frag cluster", { SEED23_ERA } },
 	},
 	.workload = { .kind = LAB_WL_KBUILD, .nr_devices = 1,
-		      .prio = USWAP_PRIO_DEFAULT, .kbuild = KBUILD_MIX(1.0) },
+		      .prio = USWAP_PRIO_DEFAULT, .kbuild = KBUILD_MIX(1.0, 0) },
 	.nr_metrics = 4,
 	.metrics = {
 		{ "order4_swpout_fallback", "order-4 swpout_fallback", "", VS(LAB_DOWN),
@@ -302,7 +303,7 @@ static const struct lab_experiment experiments[] = {
 		    .percpu = USWAP_PERCPU_PER_DEVICE } },
 	},
 	.workload = { .kind = LAB_WL_KBUILD, .nr_devices = 8,
-		      .prio = USWAP_PRIO_DEFAULT, .kbuild = KBUILD_MIX(0.7) },
+		      .prio = USWAP_PRIO_DEFAULT, .kbuild = KBUILD_MIX(0.7, 96) },
 	.vcpus = 256,
 	.nr_metrics = 5,
 	.metrics = {

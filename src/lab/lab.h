@@ -213,6 +213,8 @@ struct lab_kbuild_params {
 					a live folio back in, freeing its slot
 					alone (4 KiB swap-in of mTHP) */
 	double fill;                 /* expected live / capacity */
+	unsigned int procs;          /* builders (make -jN) spread over the
+					vCPUs; 0 = one per vCPU */
 };
 
 /* Seed 3: usemem -n 8 pushes its memory to an HDD, then reads it back. */
@@ -287,7 +289,7 @@ void lab_options_default(struct lab_options *o);
  * lab_workload_parse() - change @wl's parameters from "key=value,...":
  * devices=N for every workload; usemem: tasks, size (slots per task),
  * order, rounds, fill; kbuild: jobs, job_min, job_max, long_pct,
- * long_cap, order4_pct, fill; swapin: tasks, size, fill, readahead,
+ * long_cap, order4_pct, fill, procs; swapin: tasks, size, fill, readahead,
  * settle_us, us_per_mib, rotation_us, media_mb_s. Checked again when the
  * workload starts. Return: 0; -EINVAL (unknown key, bad number).
  */

@@ -36,6 +36,7 @@ static const struct param_desc params[] = {
 	WP("order4_pct", LAB_WL_KBUILD, P_UINT, kbuild.order4_pct),
 	WP("swapin_pct", LAB_WL_KBUILD, P_UINT, kbuild.swapin_pct),
 	WP("fill", LAB_WL_KBUILD, P_DOUBLE, kbuild.fill),
+	WP("procs", LAB_WL_KBUILD, P_UINT, kbuild.procs),
 	WP("tasks", LAB_WL_SWAPIN, P_UINT, swapin.tasks),
 	WP("size", LAB_WL_SWAPIN, P_U64, swapin.size_slots),
 	WP("fill", LAB_WL_SWAPIN, P_DOUBLE, swapin.fill),

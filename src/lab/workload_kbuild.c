@@ -8,7 +8,9 @@
  * in 2-3 GiB memcgs on eight zram devices):
  *
  *  - 96 jobs run at once, one per vCPU: each vCPU runs compile jobs back
- *    to back. A job (a cc1 process) swaps out folios while it runs, one
+ *    to back. With `procs` set (make -jN on a machine with more CPUs, as
+ *    seed 5's -j96 on 256), only N vCPUs spread over the machine build;
+ *    the others stay idle. A job (a cc1 process) swaps out folios while it runs, one
  *    per operation, and frees all of them when it exits. Its size is
  *    uniform in [job_min, job_max] folios. These are the short-lived
  *    folios; their exits free slots in bursts, all over the clusters the
@@ -69,6 +71,22 @@ static unsigned int jobs(const struct lab_kbuild_params *p, const struct lab_opt
 	return n ? n : 1;
 }
 
+/* vCPUs that build: `procs`, or every one. */
+static unsigned int builders(const struct lab_kbuild_params *p, unsigned int nr_vcpus)
+{
+	return p->procs && p->procs < nr_vcpus ? p->procs : nr_vcpus;
+}
+
+/* Is @v one of the builders, placed as usemem's tasks are (i * V / N)? */
+static bool is_builder(const struct lab_kbuild_params *p, unsigned int v, unsigned int nr_vcpus)
+{
+	unsigned int n = builders(p, nr_vcpus);
+	/* The first builder i whose vCPU i * V / n is >= v. */
+	uint64_t i = ((uint64_t)v * n + nr_vcpus - 1) / nr_vcpus;
+
+	return i < n && i * nr_vcpus / n == v;
+}
+
 /* Live slots per vCPU once its long-lived set is full: that set, plus a
  * job half done on average. */
 static double live_per_vcpu(const struct lab_kbuild_params *p)
@@ -82,7 +100,7 @@ static uint64_t kbuild_device_slots(const struct lab_workload *wl,
 				    const struct lab_options *opt)
 {
 	const struct lab_kbuild_params *p = &wl->kbuild;
-	uint64_t demand = (uint64_t)(live_per_vcpu(p) * opt->vcpu.nr_vcpus);
+	uint64_t demand = (uint64_t)(live_per_vcpu(p) * builders(p, opt->vcpu.nr_vcpus));
 
 	return lab_device_slots_for(demand, p->fill, wl->nr_devices);
 }
@@ -105,7 +123,7 @@ static uint64_t kbuild_total_ops(const struct lab_env *env)
 	double per_job = job_avg * (100.0 - p->swapin_pct) /
 			 (100.0 - p->long_pct - p->swapin_pct);
 
-	return (uint64_t)(jobs(p, env->opt) * per_job) * env->nr_vcpus;
+	return (uint64_t)(jobs(p, env->opt) * per_job) * builders(p, env->nr_vcpus);
 }
 
 static void kbuild_fini(struct lab_env *env)
@@ -150,7 +168,7 @@ static int kbuild_init(struct lab_env *env)
 			return -ENOMEM;
 		/* One stream per vCPU, whatever thread runs it. */
 		vc->rng = env->opt->seed ^ (0xd1b54a32d192ed03ull * (v + 1));
-		vc->jobs_left = jobs(p, env->opt);
+		vc->jobs_left = is_builder(p, v, env->nr_vcpus) ? jobs(p, env->opt) : 0;
 		vc->job_len = job_length(vc, p);
 	}
 	return 0;
