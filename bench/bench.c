@@ -26,6 +26,7 @@ static const struct benchmark benchmarks[] = {
 	{ "io", cmd_bench_io, "swap-out/swap-in MB/s per backend beside its raw limit" },
 	{ "usemem", cmd_bench_usemem, "vm-scalability's usemem on the userfaultfd pager" },
 	{ "fault", cmd_bench_fault, "the pager's fault round trip (swap-in latency)" },
+	{ "lock", cmd_bench_lock, "lock and cache-line costs (the lab's cost table)" },
 	{ NULL, NULL, NULL },
 };
 

@@ -113,6 +113,8 @@ struct bench_alloc_result {
  * bench_alloc.c: options, setup, the main thread's part of a run
  * ---------------------------------------------------------------------- */
 int cmd_bench_alloc(int argc, char **argv);
+/* `uswap bench lock` (bench_lock.c): lock and cache-line costs. */
+int cmd_bench_lock(int argc, char **argv);
 const char *bench_pattern_name(enum bench_pattern p);
 
 /* ------------------------------------------------------------------------
