@@ -57,6 +57,8 @@ check bench_io benchmark machine -- \
 check bench_alloc threads orders devices -- \
 	"$uswap" bench alloc --duration 0.2 --device-size 64M --json
 check bench_fault order device folios -- "$uswap" bench fault -s 8M --json
+check bench_lock benchmark line_ns handover_ns -- \
+	"$uswap" bench lock --ops 10000 --repeat 1 --json
 check bench_usemem workers limit_bytes per_worker -- \
 	"$uswap" bench usemem -n 1 -s 8M --limit 4M --json
 XDG_RUNTIME_DIR="$dir" check status -- "$uswap" status --json
