@@ -288,7 +288,7 @@ static void test_lab_vt_lock_waits_follow_the_rule(void **state)
 	lab_cost_default(&cost);
 	cost.lock = c;
 	cost.line = 0;
-	t_eq(lab_vt_init(&vt, &cost, N + 1), 0);
+	t_eq(lab_vt_init(&vt, &cost, N + 1, 1), 0);
 	vt.cur = 0;
 	lab_vt_lock(&vt, &L, lname, site);
 	lab_vt_charge(&vt, T);
@@ -325,7 +325,7 @@ static void test_lab_vt_handover_and_gaps(void **state)
 	cost.lock = 10;
 	cost.line = 100;
 	cost.handover_lines = 2;
-	t_eq(lab_vt_init(&vt, &cost, 2), 0);
+	t_eq(lab_vt_init(&vt, &cost, 2, 1), 0);
 	vt.cur = 0;
 	lab_vt_lock(&vt, &L, lname, site);   /* [0, 10) */
 	lab_vt_unlock(&vt, &L);
@@ -373,7 +373,7 @@ static void test_lab_vt_no_shared_state_no_contention(void **state)
 	struct lab_vt_result r;
 
 	lab_cost_default(&cost);
-	t_eq(lab_vt_init(&vt, &cost, 8), 0);
+	t_eq(lab_vt_init(&vt, &cost, 8, 1), 0);
 	o.vt = &vt;
 	for (int v = 0; v < 8; v++)
 		o.left[v] = 50;

@@ -179,7 +179,7 @@ static const struct lab_experiment experiments[] = {
 	},
 	.workload = { .kind = LAB_WL_KBUILD, .nr_devices = 1,
 		      .prio = USWAP_PRIO_DEFAULT, .kbuild = KBUILD_MIX(1.0, 0) },
-	.nr_metrics = 4,
+	.nr_metrics = 5,
 	.metrics = {
 		{ "shared_locks_per_1k_allocs", "shared-lock acquisitions / 1k allocs",
 		  "", VS(LAB_DOWN), m_shared_locks_per_1k,

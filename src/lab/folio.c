@@ -33,11 +33,12 @@ static void vt_call(struct lab_env *env, bool alloc)
 
 /*
  * The write of a swapped-out folio, in virtual time: each page costs
- * page_out (compression and the copy, off every lock) and is stored
- * under its device's pool lock for `pool` ns: zram's zsmalloc keeps one
- * pool per device, whose size-class locks every CPU writing to that
- * device shares. That shared per-device resource is what spreading
- * writes over devices relieves (seed 4).
+ * page_out (compression and the copy, off every lock, with the jitter)
+ * and then updates its device's shared state: zram's write path adds to
+ * the device's stats counters and takes its zsmalloc pool's lock,
+ * pool_lines cache lines that move whenever another CPU stored to that
+ * device last. That per-device traffic is what spreading writes over
+ * devices relieves (seed 4).
  */
 static void vt_store(struct lab_env *env, const struct lab_folio *f)
 {
@@ -49,14 +50,14 @@ static void vt_store(struct lab_env *env, const struct lab_folio *f)
 	c = &env->vt->cost;
 	for (unsigned int i = 0; i < pages; i++) {
 		uswap_entry_t e = { f->s[f->nr == 1 ? 0 : i].val };
-		const void *pool = &env->pool[uswap_entry_type(e)];
+		const void *dev = &env->pool[uswap_entry_type(e)];
 
-		lab_vt_charge(env->vt, c->page_out);
-		if (!c->pool)
+		lab_vt_charge_page(env->vt, c->page_out);
+		if (!c->pool_lines)
 			continue;
-		lab_vt_lock(env->vt, pool, "&zram->pool", "zs_malloc (model)");
-		lab_vt_charge(env->vt, c->pool);
-		lab_vt_unlock(env->vt, pool);
+		lab_vt_lock_lines(env->vt, dev, "&zram->stats", "zram_write_page (model)",
+				  c->pool_lines);
+		lab_vt_unlock(env->vt, dev);
 	}
 }
 
@@ -190,7 +191,7 @@ int lab_folio_free_page(struct lab_env *env, unsigned int thread,
 	if (!f->nr || !f->mapped || page >= (1u << f->order) || (f->gone & (1u << page)))
 		return -ENOENT;
 	if (env->vt)
-		lab_vt_charge(env->vt, env->vt->cost.page_in); /* read it back */
+		lab_vt_charge_page(env->vt, env->vt->cost.page_in); /* read it back */
 	vt_call(env, false);
 	err = uswap_free(env->u, page_entry(f, page), 1);
 	if (err)

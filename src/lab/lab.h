@@ -93,7 +93,7 @@ uint64_t lab_rand_below(uint64_t *state, uint64_t n);
 /* Modelled cost of each step, in ns (docs/lab.md: where each comes from). */
 struct lab_cost {
 	double lock, line, handover_lines, list_step, list_move, map_line, slot, discard;
-	double alloc, free, page_out, page_in, pool;
+	double alloc, free, page_out, page_in, pool_lines, jitter;
 };
 
 void lab_cost_default(struct lab_cost *c);
@@ -139,6 +139,7 @@ struct lab_vtime {
 	unsigned int nr_vcpus;
 	unsigned int cur;           /* the vCPU running now */
 	double *clock;              /* [nr_vcpus], virtual ns */
+	uint64_t *rng;              /* [nr_vcpus]: the page costs' jitter */
 	struct vt_lock *locks;      /* hash on the lock's address */
 	size_t nr_locks, nr_locks_cap;
 	unsigned int nr_sites;
@@ -151,8 +152,10 @@ struct lab_vtime {
 	struct uswap_probe probe;   /* installed on each running thread */
 };
 
-/* Return: 0; -ENOMEM. Clocks start at 0. Free with lab_vt_fini(). */
-int lab_vt_init(struct lab_vtime *vt, const struct lab_cost *cost, unsigned int nr_vcpus);
+/* Return: 0; -ENOMEM. Clocks start at 0; @seed seeds each vCPU's jitter
+ * stream. Free with lab_vt_fini(). */
+int lab_vt_init(struct lab_vtime *vt, const struct lab_cost *cost, unsigned int nr_vcpus,
+		uint64_t seed);
 void lab_vt_fini(struct lab_vtime *vt);
 /*
  * lab_vt_lock() - vCPU vt->cur takes the lock @id at its clock: if the
@@ -161,10 +164,17 @@ void lab_vt_fini(struct lab_vtime *vt);
  * plus @cost.line when another vCPU held the lock last.
  */
 void lab_vt_lock(struct lab_vtime *vt, const void *id, const char *name, const char *site);
+/* lab_vt_lock() with @lines cache lines moved on a handover in place of
+ * the cost table's handover_lines (a bare shared line rather than a lock
+ * and its data). */
+void lab_vt_lock_lines(struct lab_vtime *vt, const void *id, const char *name,
+		       const char *site, double lines);
 /* vCPU vt->cur releases @id at its clock. */
 void lab_vt_unlock(struct lab_vtime *vt, const void *id);
 /* Move vt->cur's clock on by @ns. */
 void lab_vt_charge(struct lab_vtime *vt, double ns);
+/* The same for page work: @ns varied by the cost table's jitter. */
+void lab_vt_charge_page(struct lab_vtime *vt, double ns);
 /* Sum the clocks and sort the lock table into @r. */
 void lab_vt_result(const struct lab_vtime *vt, struct lab_vt_result *r);
 /* A device or global lock, as lab_shared_locks() counts them. */

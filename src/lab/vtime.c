@@ -44,7 +44,8 @@
 	X(free, "the fixed part of one free call")                           \
 	X(page_out, "the rest of swapping one page out (compress, store)")   \
 	X(page_in, "the rest of swapping one page in (load, decompress)")    \
-	X(pool, "a device's shared zram line held per page stored (0: none)")
+	X(pool_lines, "lines of a device's shared zram state each store moves") \
+	X(jitter, "page_out and page_in vary uniformly by +-this fraction")
 
 void lab_cost_default(struct lab_cost *c)
 {
@@ -62,7 +63,7 @@ void lab_cost_default(struct lab_cost *c)
 		.lock = 6, .line = 36, .handover_lines = 3.8, .list_step = 36,
 		.list_move = 72, .map_line = 4, .slot = 1, .discard = 2000,
 		.alloc = 20, .free = 10, .page_out = 7500, .page_in = 1500,
-		.pool = 0,
+		.pool_lines = 3, .jitter = 0.5,
 	};
 }
 
@@ -91,7 +92,8 @@ int lab_cost_parse(const char *s, struct lab_cost *c)
 		if (!f)
 			return -EINVAL;
 		v = strtod(eq + 1, &e);
-		if (e != end || e == eq + 1 || !isfinite(v) || v < 0 || v > 1e9)
+		if (e != end || e == eq + 1 || !isfinite(v) || v < 0 || v > 1e9 ||
+		    (f == &c->jitter && v > 1))
 			return -EINVAL;
 		*f = v;
 		s = *end ? end + 1 : end;
@@ -342,6 +344,12 @@ static int lock_record(struct lab_vtime *vt, struct vt_lock *l, struct vt_hold h
 
 void lab_vt_lock(struct lab_vtime *vt, const void *id, const char *name, const char *site)
 {
+	lab_vt_lock_lines(vt, id, name, site, vt->cost.handover_lines);
+}
+
+void lab_vt_lock_lines(struct lab_vtime *vt, const void *id, const char *name,
+		       const char *site, double lines)
+{
 	double *clock = &vt->clock[vt->cur];
 	struct vt_lock *l = lock_get(vt, id);
 	struct lab_lock_site *s;
@@ -369,7 +377,7 @@ void lab_vt_lock(struct lab_vtime *vt, const void *id, const char *name, const c
 	l->since = *clock;
 	*clock += vt->cost.lock;
 	if (prev >= 0 && prev != (int)vt->cur)
-		*clock += vt->cost.line * vt->cost.handover_lines;
+		*clock += vt->cost.line * lines;
 	l->site = si;
 }
 
@@ -390,6 +398,18 @@ void lab_vt_unlock(struct lab_vtime *vt, const void *id)
 void lab_vt_charge(struct lab_vtime *vt, double ns)
 {
 	vt->clock[vt->cur] += ns;
+}
+
+/* Identical costs would let the vCPUs settle into a staggered schedule
+ * in which no two ever meet at a lock (deterministic queueing), which no
+ * machine does: page work varies with the page. Uniform in
+ * [1 - jitter, 1 + jitter] around @ns, from the running vCPU's own
+ * stream, so the draw does not depend on the thread count. */
+void lab_vt_charge_page(struct lab_vtime *vt, double ns)
+{
+	double u = (double)(lab_rand(&vt->rng[vt->cur]) >> 11) * 0x1p-53;
+
+	vt->clock[vt->cur] += ns * (1 + vt->cost.jitter * (2 * u - 1));
 }
 
 /* ------------------------------------------------------------------------
@@ -423,16 +443,20 @@ static void probe_step(void *ctx, enum uswap_probe_step step, uint64_t n)
 	vt->clock[vt->cur] += per * (double)n;
 }
 
-int lab_vt_init(struct lab_vtime *vt, const struct lab_cost *cost, unsigned int nr_vcpus)
+int lab_vt_init(struct lab_vtime *vt, const struct lab_cost *cost, unsigned int nr_vcpus,
+		uint64_t seed)
 {
 	memset(vt, 0, sizeof(*vt));
 	vt->cost = *cost;
 	vt->nr_vcpus = nr_vcpus;
 	vt->clock = calloc(nr_vcpus, sizeof(*vt->clock));
-	if (!vt->clock || locks_grow(vt)) {
+	vt->rng = calloc(nr_vcpus, sizeof(*vt->rng));
+	if (!vt->clock || !vt->rng || locks_grow(vt)) {
 		lab_vt_fini(vt);
 		return -ENOMEM;
 	}
+	for (unsigned int v = 0; v < nr_vcpus; v++)
+		vt->rng[v] = seed ^ (0x9e3779b97f4a7c15ull * (v + 1)) ^ 0x5bd1e995ull;
 	vt->probe = (struct uswap_probe){
 		.lock = probe_lock, .unlock = probe_unlock, .step = probe_step, .ctx = vt,
 	};
@@ -444,8 +468,10 @@ void lab_vt_fini(struct lab_vtime *vt)
 	for (size_t i = 0; vt->locks && i < vt->nr_locks_cap; i++)
 		free(vt->locks[i].h);
 	free(vt->clock);
+	free(vt->rng);
 	free(vt->locks);
 	vt->clock = NULL;
+	vt->rng = NULL;
 	vt->locks = NULL;
 }
 

@@ -228,7 +228,7 @@ static int env_run_vcpus(struct lab_env *env)
 	env->arm->virtual_time = !env->opt->wall_clock;
 	if (env->opt->wall_clock)
 		return lab_vcpu_run(&env->opt->vcpu, env->ops->step, lab_env_round, env);
-	err = lab_vt_init(&vt, &env->opt->cost, env->nr_vcpus);
+	err = lab_vt_init(&vt, &env->opt->cost, env->nr_vcpus, env->opt->seed);
 	if (err)
 		return err;
 	env->vt = &vt;
