@@ -406,6 +406,104 @@ static void test_lab_cost_text(void **state)
 	t_eq(lab_cost_parse("line=nan", &c), -EINVAL);
 }
 
+/* Read trace text @txt: the return code, the error in @why. */
+static int read_text(const char *txt, struct lab_trace *t, char *why, size_t len)
+{
+	FILE *f = fmemopen((void *)txt, strlen(txt), "r");
+	int err;
+
+	assert_non_null(f);
+	err = lab_trace_read(f, t, why, len);
+	fclose(f);
+	return err;
+}
+
+/* A workload's own trace replayed under its own policy repeats every
+ * allocator count: the replay runs the operations in the order the
+ * virtual-time scheduler ran them. */
+static void test_lab_trace_replay_repeats_the_run(void **state)
+{
+	const struct lab_experiment *exp = lab_experiment_find("improve-cluster-scan-strategy");
+	struct uswap_policy p = exp->arms[0].policy;
+	struct lab_experiment rx;
+	struct lab_workload wl = exp->workload;
+	struct lab_options opt;
+	struct lab_arm orig, again;
+	struct lab_trace t;
+	char *buf = NULL, why[160];
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	assert_non_null(out);
+	t_eq(lab_workload_parse("jobs=30,long_cap=200", &wl), 0);
+	lab_options_default(&opt);
+	opt.vcpu.nr_vcpus = 24;
+	opt.trace_out = out;
+	lab_trace_header(out, "test");
+	t_eq(lab_run_arm(&wl, &p, &opt, &orig), 0);
+	fclose(out);
+	t_eq(read_text(buf, &t, why, sizeof(why)), 0);
+	t_eq(t.nr_cpus, 24);
+	assert_true(t.nr > orig.folios);
+	/* Replayed on devices of the same size, in the same order. */
+	lab_replay_experiment(&rx, "test");
+	rx.workload.trace = &t;
+	rx.workload.replay_fill = (double)t.peak_slots / (double)orig.dev_slots[0];
+	opt.trace_out = NULL;
+	t_eq(lab_run_arm(&rx.workload, &p, &opt, &again), 0);
+	t_eq(again.dev_slots[0], orig.dev_slots[0]);
+	t_eq(again.folios, orig.folios);
+	t_eq(again.allocs, orig.allocs);
+	t_eq(again.frees, orig.frees);
+	t_eq(again.delta.swpout[4], orig.delta.swpout[4]);
+	t_eq(again.delta.swpout_fallback[4], orig.delta.swpout_fallback[4]);
+	t_eq(again.delta.list_scan_steps, orig.delta.list_scan_steps);
+	assert_true(again.vt.cpu_ns > 0);
+	lab_arm_fini(&orig);
+	lab_arm_fini(&again);
+	lab_trace_fini(&t);
+	free(buf);
+}
+
+/* A bad record is refused with its line. */
+static void test_lab_trace_bad_records_refused_with_line(void **state)
+{
+	static const struct { const char *txt, *why; } bad[] = {
+		{ "uswap-trace 2\n", "line 1: not a uswap trace" },
+		{ "", "line 1: not a uswap trace" },
+		{ "uswap-trace 1\n", "line 1: no records" },
+		{ "uswap-trace 1\n0 0 A 0 1\n0 0 X 1\n", "line 3: unknown operation" },
+		{ "uswap-trace 1\n0 0 A 10 1\n", "line 2: ORDER out of range" },
+		{ "uswap-trace 1\n0 1024 A 0 1\n", "line 2: CPU out of range" },
+		{ "uswap-trace 1\n5 0 A 0 1\n4 0 F 1\n", "line 3: time goes backwards" },
+		{ "uswap-trace 1\n# c\n\n0 0 F 1\n", "line 4: ID is not a live folio" },
+		{ "uswap-trace 1\n0 0 A 0 1\n0 0 A 0 1\n", "line 3: ID is already" },
+		{ "uswap-trace 1\n0 0 A 2 1\n0 0 I 1 4\n", "line 3: PAGE past" },
+		{ "uswap-trace 1\n0 0 A 2 1\n0 0 I 1 3\n1 0 I 1 3\n", "line 4: PAGE already" },
+		{ "uswap-trace 1\n0 0 A 5 1\n0 0 I 1 0\n", "line 3: I of a folio above order 4" },
+		{ "uswap-trace 1\n0 0 A 0 1 9\n", "line 2: an A record is" },
+		{ "uswap-trace 1\n0 0 F\n", "line 2: expected" },
+	};
+	struct lab_trace t;
+	char why[160];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = 0;
+		t_eq(read_text(bad[i].txt, &t, why, sizeof(why)), -EINVAL);
+		if (strncmp(why, bad[i].why, strlen(bad[i].why)))
+			fail_msg("case %zu: got '%s', want '%s...'", i, why, bad[i].why);
+	}
+	/* IDs may be used again once their folio is gone, by F or by its
+	 * last page coming back in. */
+	t_eq(read_text("uswap-trace 1\n0 0 A 1 1\n1 2 I 1 0\n2 2 I 1 1\n"
+		       "3 0 A 0 1\n4 3 F 1\n5 0 A 3 1\n", &t, why, sizeof(why)), 0);
+	t_eq(t.nr, 6);
+	t_eq(t.nr_cpus, 4);
+	t_eq(t.peak_slots, 8);
+	t_eq(t.nr_slots, 1);
+	lab_trace_fini(&t);
+}
+
 /* Every experiment's policies print as text that parses back to them. */
 static void test_lab_policy_text_round_trips(void **state)
 {
@@ -466,6 +564,8 @@ int main(void)
 		cmocka_unit_test(test_lab_vt_handover_and_gaps),
 		cmocka_unit_test(test_lab_vt_no_shared_state_no_contention),
 		cmocka_unit_test(test_lab_cost_text),
+		cmocka_unit_test(test_lab_trace_replay_repeats_the_run),
+		cmocka_unit_test(test_lab_trace_bad_records_refused_with_line),
 		cmocka_unit_test(test_lab_nonfull_scan_one_fewer_order4_fallbacks),
 		cmocka_unit_test(test_lab_cluster_first_takes_far_fewer_shared_locks),
 		cmocka_unit_test(test_lab_rings_take_fewer_shared_locks_than_global_rotate),

@@ -56,7 +56,9 @@ static const char run_usage_text[] =
 "  --wall-clock      the old mode: the vCPUs on real threads in real\n"
 "                    time; times and contention are then this host's\n"
 "                    two-core figures, not the seed machine's\n"
-"  --svg FILE        draw per-device use over time of both arms with\n"
+"  --trace-out FILE  write the first arm's swap operations to FILE as a\n"
+"                    trace (version 1) for 'uswap lab replay'\n"
+"  --svg FILE        draw per-device use over time of every arm with\n"
 "                    gnuplot (skipped with a note if gnuplot is missing)\n"
 "  --json            one JSON object on stdout: experiment, all_agree,\n"
 "                    arms (each: policy, metrics, delta_pct,\n"
@@ -74,40 +76,30 @@ static const char list_usage_text[] =
 
 static const char lab_usage_text[] =
 "Usage: uswap lab list | uswap lab run NAME [OPTIONS]\n"
+"       uswap lab replay FILE --arm POLICY --arm POLICY [OPTIONS]\n"
 "\n"
 "The lab: each seed thread's before/after replayed on libuswap as policy\n"
 "switches (docs/lab.md).\n"
 "\n"
 "  list        the experiments\n"
-"  run NAME    run one; 'uswap lab run --help' for its options\n";
-
-struct run_opts {
-	struct lab_options lab;
-	const char *svg;
-	bool json;
-	const char *before, *after; /* policy overrides, or NULL */
-	const char *workload;       /* workload parameter changes, or NULL */
-	bool vcpus_set;             /* --vcpus given: not the seed machine's */
-};
-
-enum {
-	OPT_VCPUS = 256, OPT_THREADS, OPT_SLICE, OPT_SCALE, OPT_SEED, OPT_BEFORE,
-	OPT_AFTER, OPT_SVG, OPT_JSON, OPT_WORKLOAD, OPT_COST, OPT_WALL,
-};
+"  run NAME    run one; 'uswap lab run --help' for its options\n"
+"  replay FILE replay a recorded trace of swap operations under two or\n"
+"              more policies; 'uswap lab replay --help'\n";
 
 static const struct option run_options[] = {
-	{ "vcpus",   required_argument, NULL, OPT_VCPUS },
-	{ "threads", required_argument, NULL, OPT_THREADS },
-	{ "slice",   required_argument, NULL, OPT_SLICE },
-	{ "scale",   required_argument, NULL, OPT_SCALE },
-	{ "seed",    required_argument, NULL, OPT_SEED },
-	{ "before",  required_argument, NULL, OPT_BEFORE },
-	{ "after",   required_argument, NULL, OPT_AFTER },
-	{ "svg",     required_argument, NULL, OPT_SVG },
-	{ "workload", required_argument, NULL, OPT_WORKLOAD },
-	{ "cost",    required_argument, NULL, OPT_COST },
-	{ "wall-clock", no_argument,    NULL, OPT_WALL },
-	{ "json",    no_argument,       NULL, OPT_JSON },
+	{ "vcpus",   required_argument, NULL, LAB_OPT_VCPUS },
+	{ "threads", required_argument, NULL, LAB_OPT_THREADS },
+	{ "slice",   required_argument, NULL, LAB_OPT_SLICE },
+	{ "scale",   required_argument, NULL, LAB_OPT_SCALE },
+	{ "seed",    required_argument, NULL, LAB_OPT_SEED },
+	{ "before",  required_argument, NULL, LAB_OPT_BEFORE },
+	{ "after",   required_argument, NULL, LAB_OPT_AFTER },
+	{ "svg",     required_argument, NULL, LAB_OPT_SVG },
+	{ "workload", required_argument, NULL, LAB_OPT_WORKLOAD },
+	{ "cost",    required_argument, NULL, LAB_OPT_COST },
+	{ "wall-clock", no_argument,    NULL, LAB_OPT_WALL },
+	{ "trace-out", required_argument, NULL, LAB_OPT_TRACE_OUT },
+	{ "json",    no_argument,       NULL, LAB_OPT_JSON },
 	{ "help",    no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -169,63 +161,66 @@ static int parse_scale(const char *s, double *scale)
 	return err;
 }
 
-static int parse_run_option(int opt, const char *arg, struct run_opts *o)
+int lab_cmd_option(const char *cmd, int opt, const char *arg, struct run_opts *o)
 {
 	struct lab_vcpu_config *v = &o->lab.vcpu;
 
 	switch (opt) {
-	case OPT_VCPUS:
+	case LAB_OPT_VCPUS:
 		if (cli_parse_uint(arg, 1, USWAP_MAX_CPUS, &v->nr_vcpus))
-			return cli_usage_error(CMD, "--vcpus: expected 1..%d, got '%s'",
+			return cli_usage_error(cmd, "--vcpus: expected 1..%d, got '%s'",
 					       USWAP_MAX_CPUS, arg);
 		o->vcpus_set = true;
 		return 0;
-	case OPT_THREADS:
+	case LAB_OPT_THREADS:
 		if (cli_parse_uint(arg, 1, LAB_MAX_THREADS, &v->nr_threads))
-			return cli_usage_error(CMD, "--threads: expected 1..%d, got '%s'",
+			return cli_usage_error(cmd, "--threads: expected 1..%d, got '%s'",
 					       LAB_MAX_THREADS, arg);
 		return 0;
-	case OPT_SLICE:
+	case LAB_OPT_SLICE:
 		if (cli_parse_uint(arg, 1, 1u << 20, &v->slice_ops))
-			return cli_usage_error(CMD, "--slice: expected 1..%u, got '%s'",
+			return cli_usage_error(cmd, "--slice: expected 1..%u, got '%s'",
 					       1u << 20, arg);
 		return 0;
-	case OPT_SCALE:
+	case LAB_OPT_SCALE:
 		if (parse_scale(arg, &o->lab.scale))
-			return cli_usage_error(CMD, "--scale: expected a number in "
+			return cli_usage_error(cmd, "--scale: expected a number in "
 					       "(0, 100], got '%s'", arg);
 		return 0;
-	case OPT_SEED:
+	case LAB_OPT_SEED:
 		if (cli_parse_u64(arg, 0, UINT64_MAX, &o->lab.seed))
-			return cli_usage_error(CMD, "--seed: expected an integer, got '%s'",
+			return cli_usage_error(cmd, "--seed: expected an integer, got '%s'",
 					       arg);
 		return 0;
-	case OPT_BEFORE:
+	case LAB_OPT_BEFORE:
 		o->before = arg;
 		return 0;
-	case OPT_AFTER:
+	case LAB_OPT_AFTER:
 		o->after = arg;
 		return 0;
-	case OPT_SVG:
+	case LAB_OPT_SVG:
 		o->svg = arg;
 		return 0;
-	case OPT_WORKLOAD:
+	case LAB_OPT_WORKLOAD:
 		o->workload = arg;
 		return 0;
-	case OPT_JSON:
+	case LAB_OPT_JSON:
 		o->json = true;
 		return 0;
-	case OPT_COST:
+	case LAB_OPT_COST:
 		if (lab_cost_parse(arg, &o->lab.cost))
-			return cli_usage_error(CMD, "--cost: expected KEY=NS,... with keys "
+			return cli_usage_error(cmd, "--cost: expected KEY=NS,... with keys "
 					       "from 'uswap lab costs' and 0 <= NS <= 1e9, "
 					       "got '%s'", arg);
 		return 0;
-	case OPT_WALL:
+	case LAB_OPT_WALL:
 		o->lab.wall_clock = true;
 		return 0;
+	case LAB_OPT_TRACE_OUT:
+		o->trace_out = arg;
+		return 0;
 	}
-	return cli_usage_error(CMD, "unknown option '%s'", arg ? arg : "");
+	return cli_usage_error(cmd, "unknown option '%s'", arg ? arg : "");
 }
 
 static int override_policy(const char *what, const char *text, struct uswap_policy *p)
@@ -368,7 +363,8 @@ static void print_json(const struct lab_result *res, const struct run_opts *o,
 
 /* Draw the SVG if asked. Return: a status for the report, or NULL;
  * *@failed is set when it was asked for and could not be written. */
-static const char *do_svg(const struct lab_result *res, const char *path, bool *failed)
+static const char *do_svg(const char *cmd, const struct lab_result *res, const char *path,
+			  bool *failed)
 {
 	int err;
 
@@ -376,7 +372,7 @@ static const char *do_svg(const struct lab_result *res, const char *path, bool *
 		return NULL;
 	if (!res->exp->plot)
 		fprintf(stderr, "uswap %s: note: seed %s shows no device use; "
-			"drawing it anyway\n", CMD, res->exp->thread);
+			"drawing it anyway\n", cmd, res->exp->thread);
 	err = lab_have_gnuplot() ? lab_plot_svg(res, path) : -ENOPKG;
 	if (err == -ENOPKG) {
 		fprintf(stderr, "uswap %s: gnuplot not found (Debian: gnuplot-nox); "
@@ -387,10 +383,10 @@ static const char *do_svg(const struct lab_result *res, const char *path, bool *
 		*failed = true;
 		if (err == -EINVAL)
 			fprintf(stderr, "uswap %s: --svg '%s': refused: an empty name, or one "
-				"with a quote or control character\n", CMD, path);
+				"with a quote or control character\n", cmd, path);
 		else
 			fprintf(stderr, "uswap %s: --svg %s: cannot write the plot: %s (%s)\n",
-				CMD, path, strerror(-err), cli_errno_name(err));
+				cmd, path, strerror(-err), cli_errno_name(err));
 		return "failed";
 	}
 	return path;
@@ -408,16 +404,57 @@ static const char *workload_rules(enum lab_workload_kind kind)
 	case LAB_WL_SWAPIN:
 		return "swapin needs devices=1, 1 <= tasks <= --vcpus and readahead a "
 		       "power of two up to 512";
+	case LAB_WL_REPLAY:
+		return "a replay needs virtual time and 0 < --fill <= 1";
 	}
 	return "see docs/lab.md";
+}
+
+int lab_cmd_report(const char *cmd, const struct lab_result *res, const struct run_opts *o)
+{
+	bool svg_failed = false;
+	const char *svg_status = do_svg(cmd, res, o->svg, &svg_failed);
+
+	if (o->json)
+		print_json(res, o, svg_status);
+	else {
+		lab_report_print(res, stdout);
+		if (svg_status)
+			printf("\nsvg: %s\n", svg_status);
+	}
+	return svg_failed ? CLI_EXIT_RUNTIME : CLI_EXIT_OK;
+}
+
+/* Open --trace-out FILE and write the header. Return: 0 or exit status. */
+static int open_trace_out(const char *cmd, struct run_opts *o, const char *what)
+{
+	if (!o->trace_out)
+		return 0;
+	if (o->lab.wall_clock)
+		return cli_usage_error(cmd, "--trace-out needs virtual time (its times "
+				       "are virtual), not --wall-clock");
+	o->lab.trace_out = fopen(o->trace_out, "w");
+	if (!o->lab.trace_out)
+		return cli_runtime_error(cmd, "--trace-out %s: %s", o->trace_out,
+					 strerror(errno));
+	lab_trace_header(o->lab.trace_out, what);
+	return 0;
+}
+
+static int close_trace_out(const char *cmd, struct run_opts *o)
+{
+	FILE *f = o->lab.trace_out;
+
+	o->lab.trace_out = NULL;
+	if (f && (ferror(f) | fclose(f)))
+		return cli_runtime_error(cmd, "--trace-out %s: write failed", o->trace_out);
+	return 0;
 }
 
 static int run_experiment(const struct lab_experiment *base, struct run_opts *o)
 {
 	struct lab_experiment exp = *base;
 	struct lab_result res;
-	const char *svg_status;
-	bool svg_failed = false;
 	int err;
 
 	err = override_policy("before", o->before, &exp.arms[0].policy);
@@ -434,7 +471,14 @@ static int run_experiment(const struct lab_experiment *base, struct run_opts *o)
 		return cli_usage_error(CMD, "--threads %u is more than --vcpus %u",
 				       o->lab.vcpu.nr_threads, o->lab.vcpu.nr_vcpus);
 	o->lab.progress = stderr;
+	err = open_trace_out(CMD, o, exp.name);
+	if (err)
+		return err;
 	err = lab_run(&exp, &exp.workload, &o->lab, &res);
+	if (close_trace_out(CMD, o) && !err) {
+		lab_result_fini(&res);
+		return CLI_EXIT_RUNTIME;
+	}
 	if (err) {
 		lab_result_fini(&res);
 		if (err == -EINVAL)
@@ -443,16 +487,9 @@ static int run_experiment(const struct lab_experiment *base, struct run_opts *o)
 					       workload_rules(exp.workload.kind));
 		return cli_runtime_error(CMD, "%s: %s", exp.name, cli_errno_name(err));
 	}
-	svg_status = do_svg(&res, o->svg, &svg_failed);
-	if (o->json)
-		print_json(&res, o, svg_status);
-	else {
-		lab_report_print(&res, stdout);
-		if (svg_status)
-			printf("\nsvg: %s\n", svg_status);
-	}
+	err = lab_cmd_report(CMD, &res, o);
 	lab_result_fini(&res);
-	return svg_failed ? CLI_EXIT_RUNTIME : CLI_EXIT_OK;
+	return err;
 }
 
 static int cmd_lab_run(int argc, char **argv)
@@ -474,7 +511,7 @@ static int cmd_lab_run(int argc, char **argv)
 		if (opt == '?')
 			return cli_usage_error(CMD, "unknown option or missing value: '%s'",
 					       argv[optind - 1]);
-		err = parse_run_option(opt, optarg, &o);
+		err = lab_cmd_option(CMD, opt, optarg, &o);
 		if (err)
 			return err;
 	}
@@ -493,7 +530,7 @@ static int cmd_lab_run(int argc, char **argv)
 int cmd_lab(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage_error("lab", "missing 'list' or 'run'");
+		return cli_usage_error("lab", "missing 'list', 'run' or 'replay'");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(lab_usage_text, stdout);
 		return CLI_EXIT_OK;
@@ -502,5 +539,7 @@ int cmd_lab(int argc, char **argv)
 		return cmd_lab_list(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "run"))
 		return cmd_lab_run(argc - 1, argv + 1);
-	return cli_usage_error("lab", "unknown subcommand '%s' (list, run)", argv[1]);
+	if (!strcmp(argv[1], "replay"))
+		return cmd_lab_replay(argc - 1, argv + 1);
+	return cli_usage_error("lab", "unknown subcommand '%s' (list, run, replay)", argv[1]);
 }

@@ -1,11 +1,52 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lab_cmd.h - `uswap lab`: the seed experiments of src/lab/ (lab.c).
+ * lab_cmd.h - `uswap lab`: the seed experiments of src/lab/ (lab.c) and
+ * the replay of recorded traces (lab_replay.c).
  */
 #ifndef USWAP_TOOLS_LAB_CMD_H
 #define USWAP_TOOLS_LAB_CMD_H
 
-/* `uswap lab list | run NAME [OPTIONS]`; argv[0] is "lab". */
+#include <stdbool.h>
+
+#include "lab/lab.h"
+
+/* `uswap lab list | run NAME | replay FILE [OPTIONS]`; argv[0] is "lab". */
 int cmd_lab(int argc, char **argv);
+
+/* What `lab run` and `lab replay` were asked for (lab.c). */
+struct run_opts {
+	struct lab_options lab;
+	const char *svg;
+	bool json;
+	const char *before, *after; /* policy overrides, or NULL */
+	const char *workload;       /* workload parameter changes, or NULL */
+	bool vcpus_set;             /* --vcpus given: not the seed machine's */
+	const char *trace_out;      /* --trace-out FILE, or NULL */
+};
+
+/*
+ * lab_cmd_option() - an option both commands take (--vcpus, --threads,
+ * --slice, --scale, --seed, --cost, --svg, --json, --wall-clock, ...), by
+ * its getopt value @opt. Return: 0, or the usage error's exit status.
+ */
+int lab_cmd_option(const char *cmd, int opt, const char *arg, struct run_opts *o);
+
+/* getopt values of the shared options (lab.c's table). */
+enum {
+	LAB_OPT_VCPUS = 256, LAB_OPT_THREADS, LAB_OPT_SLICE, LAB_OPT_SCALE,
+	LAB_OPT_SEED, LAB_OPT_BEFORE, LAB_OPT_AFTER, LAB_OPT_SVG, LAB_OPT_JSON,
+	LAB_OPT_WORKLOAD, LAB_OPT_COST, LAB_OPT_WALL, LAB_OPT_TRACE_OUT,
+	LAB_OPT_ARM, LAB_OPT_DEVICES, LAB_OPT_FILL,
+};
+
+/*
+ * lab_cmd_report() - what a run gives: the SVG if asked, then the table
+ * or the JSON on stdout. Return: the exit status (runtime error when the
+ * SVG was asked for and could not be written).
+ */
+int lab_cmd_report(const char *cmd, const struct lab_result *res, const struct run_opts *o);
+
+/* `uswap lab replay FILE --arm POLICY --arm POLICY ...` (lab_replay.c). */
+int cmd_lab_replay(int argc, char **argv);
 
 #endif /* USWAP_TOOLS_LAB_CMD_H */

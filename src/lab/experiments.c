@@ -332,6 +332,45 @@ static const struct lab_experiment experiments[] = {
 
 #define NR_EXPERIMENTS (sizeof(experiments) / sizeof(experiments[0]))
 
+/* A replay's metrics: what the seeds measure, with no claim to check. */
+static const struct lab_metric replay_metrics[] = {
+	{ "ns_per_alloc", "CPU ns per allocation (sys time)", "ns",
+	  { LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM }, m_ns_per_alloc, "", 0 },
+	{ "real_s", "real time", "s",
+	  { LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM }, m_real_s, "", 0 },
+	{ "shared_locks_per_alloc", "shared-lock acquisitions / alloc", "",
+	  { LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM },
+	  m_shared_locks_per_alloc, "", 0 },
+	{ "shared_contended_per_1k_allocs", "shared-lock contentions / 1k allocs", "",
+	  { LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM },
+	  m_shared_contended_per_1k, "", 0 },
+	{ "shared_wait_ns_per_alloc", "shared-lock wait per allocation", "ns",
+	  { LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM },
+	  m_shared_wait_per_alloc, "", 0 },
+	{ "order4_fallback_pct", "order-4 fallback %", "%",
+	  { LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM },
+	  m_order4_fallback_pct, "", 0 },
+	{ "list_scan_steps_per_1k_allocs", "list scan steps / 1k allocs", "",
+	  { LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM }, m_list_scan_per_1k, "", 0 },
+	{ "device_use_max_min", "device use max/min at peak", "",
+	  { LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM }, m_use_ratio, "", 0 },
+};
+
+void lab_replay_experiment(struct lab_experiment *e, const char *what)
+{
+	memset(e, 0, sizeof(*e));
+	e->name = "replay";
+	e->thread = what;
+	e->summary = "a recorded trace under each arm's policy";
+	e->workload.kind = LAB_WL_REPLAY;
+	e->workload.nr_devices = 1;
+	e->workload.prio = USWAP_PRIO_DEFAULT;
+	e->workload.replay_fill = 0.7;
+	e->nr_metrics = sizeof(replay_metrics) / sizeof(replay_metrics[0]);
+	memcpy(e->metrics, replay_metrics, sizeof(replay_metrics));
+	e->plot = true;
+}
+
 unsigned int lab_nr_experiments(void)
 {
 	return NR_EXPERIMENTS;

@@ -61,6 +61,23 @@ static void vt_store(struct lab_env *env, const struct lab_folio *f)
 	}
 }
 
+/* The arm's trace (opt->trace_out): one record at the running vCPU's
+ * operation start, so times never go backwards (the scheduler runs
+ * operations in start order). */
+static void trace_rec(struct lab_env *env, enum lab_trace_op op,
+		      const struct lab_folio *f, unsigned int page)
+{
+	struct lab_trace_rec r;
+
+	if (!env->opt->trace_out || !env->vt || !f->id)
+		return;
+	r = (struct lab_trace_rec){
+		.t_ns = (uint64_t)env->vt->horizon, .cpu = env->vt->cur, .op = op,
+		.order = f->order, .id = f->id, .page = page,
+	};
+	lab_trace_write(env->opt->trace_out, &r);
+}
+
 static void ops_inc(struct lab_thread_stat *ts)
 {
 	atomic_store_explicit(&ts->ops,
@@ -148,6 +165,8 @@ int lab_folio_free(struct lab_env *env, unsigned int thread, struct lab_folio *f
 	struct lab_thread_stat *ts = &env->ts[thread];
 	int err = 0;
 
+	trace_rec(env, LAB_TRACE_FREE, f, 0);
+	f->id = 0;
 	if (f->nr && f->mapped)
 		err = free_mapped(env, ts, f);
 	else
@@ -190,6 +209,7 @@ int lab_folio_free_page(struct lab_env *env, unsigned int thread,
 
 	if (!f->nr || !f->mapped || page >= (1u << f->order) || (f->gone & (1u << page)))
 		return -ENOENT;
+	trace_rec(env, LAB_TRACE_SWAPIN, f, page);
 	if (env->vt)
 		lab_vt_charge_page(env->vt, env->vt->cost.page_in); /* read it back */
 	vt_call(env, false);
@@ -201,6 +221,7 @@ int lab_folio_free_page(struct lab_env *env, unsigned int thread,
 	f->gone |= (uint16_t)(1u << page);
 	/* The last page gone frees the folio. */
 	if (f->gone == (uint16_t)((1u << (1u << f->order)) - 1)) {
+		f->id = 0; /* the trace's ID ends with its last page */
 		f->nr = 0;
 		f->mapped = false;
 		f->gone = 0;
@@ -218,6 +239,8 @@ int lab_folio_alloc(struct lab_env *env, unsigned int thread,
 	f->order = order;
 	f->mapped = false;
 	f->gone = 0;
+	f->id = env->opt->trace_out ? ++env->next_id : 0;
+	trace_rec(env, LAB_TRACE_ALLOC, f, 0);
 	ts->folios++;
 	ts->req[order]++;
 	ops_inc(ts);

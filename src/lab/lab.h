@@ -127,7 +127,8 @@ struct lab_lock_site {
 
 /* What one arm's virtual time gives. */
 struct lab_vt_result {
-	double cpu_ns;       /* the vCPUs' clocks summed: "sys time" */
+	double cpu_ns;       /* the vCPUs' clocks summed, idle time taken
+				out: "sys time" */
 	double makespan_ns;  /* the largest clock: "real time" */
 	uint64_t overlaps;   /* the model's error count (vtime.c) */
 	unsigned int nr_sites;
@@ -148,6 +149,8 @@ struct lab_vtime {
 	double horizon;             /* no vCPU's clock is earlier (set by
 				       the scheduler before each operation) */
 	uint64_t overlaps;          /* holdings that ran into a later one */
+	double idle_ns;             /* clocks moved on with nothing to do
+				       (a replay's gaps): not system time */
 	int failed;                 /* -ENOMEM while running */
 	struct uswap_probe probe;   /* installed on each running thread */
 };
@@ -193,6 +196,50 @@ int lab_vcpu_run_virtual(const struct lab_vcpu_config *cfg, struct lab_vtime *vt
 			 lab_step_fn step, lab_round_fn round, void *ctx);
 
 /* ------------------------------------------------------------------------
+ * trace.c: recorded swap operations (format version 1, docs/lab.md)
+ * ---------------------------------------------------------------------- */
+
+enum lab_trace_op {
+	LAB_TRACE_ALLOC,  /* "A": a folio of 2^order pages swapped out */
+	LAB_TRACE_FREE,   /* "F": the folio's remaining pages freed */
+	LAB_TRACE_SWAPIN, /* "I": one page of it swapped back in alone */
+};
+
+struct lab_trace_rec {
+	uint64_t t_ns;        /* non-decreasing */
+	uint64_t id;          /* the folio's name in the trace */
+	unsigned int cpu;     /* 0..USWAP_MAX_CPUS-1 */
+	enum lab_trace_op op;
+	unsigned int order;   /* ALLOC */
+	unsigned int page;    /* SWAPIN */
+	uint32_t slot;        /* the folio's place in the replay (set on read:
+				 at most peak_folios places are used) */
+};
+
+struct lab_trace {
+	struct lab_trace_rec *rec;
+	size_t nr, cap;
+	unsigned int nr_cpus;     /* highest CPU + 1 */
+	uint32_t nr_slots;        /* folio places the replay needs */
+	uint64_t live, peak_folios; /* folios alive (while read), the most */
+	uint64_t slots, peak_slots; /* pages swapped out, the most at once */
+};
+
+/*
+ * lab_trace_read() - read a version-1 trace from @f into @t, checking
+ * every record (syntax, ranges, time order, that each ID is alive for F
+ * and I and not for A, pages in range and not in twice).
+ * Return: 0; -EINVAL with "line N: why" in @err; nothing kept on error.
+ * Free with lab_trace_fini().
+ */
+int lab_trace_read(FILE *f, struct lab_trace *t, char *err, size_t err_len);
+void lab_trace_fini(struct lab_trace *t);
+/* The header line and a comment naming @what. */
+void lab_trace_header(FILE *f, const char *what);
+/* One record as a line. */
+void lab_trace_write(FILE *f, const struct lab_trace_rec *r);
+
+/* ------------------------------------------------------------------------
  * workload.c: the swap system of one arm, per-device use, the folio
  * allocation every workload shares
  * ---------------------------------------------------------------------- */
@@ -201,6 +248,7 @@ enum lab_workload_kind {
 	LAB_WL_USEMEM, /* N tasks allocate SIZE then free it, repeated */
 	LAB_WL_KBUILD, /* make -jN: short jobs and long-lived memory */
 	LAB_WL_SWAPIN, /* swap out, then sequential swap-in from a disk model */
+	LAB_WL_REPLAY, /* a recorded trace, in its order (workload_replay.c) */
 };
 
 /* usemem (vm-scalability) as an allocator-only replay. */
@@ -248,6 +296,8 @@ struct lab_workload {
 	struct lab_usemem_params usemem;
 	struct lab_kbuild_params kbuild;
 	struct lab_swapin_params swapin;
+	const struct lab_trace *trace; /* LAB_WL_REPLAY */
+	double replay_fill;            /* its peak over the devices' room (=0.7) */
 };
 
 /* Per-device use over the run (slots in use), sampled by the lab. */
@@ -277,6 +327,7 @@ struct lab_arm {
 	double swapin_kb_s;           /* seed 3: mean per task */
 	double swapin_seek_mib;       /* seed 3: mean seek distance */
 	bool virtual_time;            /* vt holds the times (else elapsed_s) */
+	uint64_t replay_not_out;      /* replay: A records that found no room */
 	struct lab_vt_result vt;
 	struct lab_series *series;    /* may be NULL (no memory) */
 };
@@ -288,6 +339,8 @@ struct lab_options {
 	double scale;                /* multiplies the workload's size (=1) */
 	FILE *progress;              /* progress lines, or NULL */
 	const char *label;           /* arm name in progress lines */
+	FILE *trace_out;             /* write the arm's operations here as a
+					trace (version 1), or NULL */
 	bool wall_clock;             /* the old mode: real threads, real
 					time (=false: virtual time) */
 	struct lab_cost cost;        /* virtual time's (=lab_cost_default) */
@@ -374,6 +427,13 @@ struct lab_experiment {
 /* Every experiment, in seed order: lab_experiment_at(0 .. nr - 1). */
 unsigned int lab_nr_experiments(void);
 const struct lab_experiment *lab_experiment_at(unsigned int i);
+/*
+ * lab_replay_experiment() - an experiment with no arms yet for `uswap lab
+ * replay`: the replay workload (one device, fill 0.7) and the seeds'
+ * metrics with no claims; @what (the trace's name) must outlive @e. The
+ * caller adds the arms and sets workload.trace.
+ */
+void lab_replay_experiment(struct lab_experiment *e, const char *what);
 /* Return: the experiment called @name, or NULL. */
 const struct lab_experiment *lab_experiment_find(const char *name);
 

@@ -79,6 +79,7 @@ int lab_run(const struct lab_experiment *exp, const struct lab_workload *wl,
 		return -EINVAL;
 	for (unsigned int a = 0; a < exp->nr_arms; a++) {
 		o.label = exp->arms[a].name;
+		o.trace_out = a == 0 ? opt->trace_out : NULL; /* the first arm's */
 		err = lab_run_arm(wl, &exp->arms[a].policy, &o, &res->arm[a]);
 		res->nr_arms = a + 1;
 		if (err)
@@ -155,13 +156,20 @@ static void print_header(const struct lab_result *res, FILE *out)
 {
 	const struct lab_experiment *exp = res->exp;
 
-	fprintf(out, "%s (linux-mm: %s)\n", exp->name, exp->thread);
+	if (exp->workload.kind == LAB_WL_REPLAY)
+		fprintf(out, "replay of %s\n", exp->thread);
+	else
+		fprintf(out, "%s (linux-mm: %s)\n", exp->name, exp->thread);
 	for (unsigned int a = 0; a < res->nr_arms; a++) {
 		char policy[160];
 
 		lab_policy_format(&res->arm[a].policy, policy, sizeof(policy));
-		fprintf(out, "  %-7s %s\n  %-7s %s; %.2f s wall\n", exp->arms[a].name,
-			exp->arms[a].what, "", policy, res->arm[a].elapsed_s);
+		if (exp->arms[a].what[0])
+			fprintf(out, "  %-7s %s\n  %-7s", exp->arms[a].name,
+				exp->arms[a].what, "");
+		else
+			fprintf(out, "  %-7s", exp->arms[a].name);
+		fprintf(out, " %s; %.2f s wall\n", policy, res->arm[a].elapsed_s);
 	}
 	fprintf(out, "  time: %s, %u thread(s)\n\n", res->arm[0].virtual_time ?
 		"virtual (the cost table's, for the vCPUs' machine)" :

@@ -498,6 +498,7 @@ void lab_vt_result(const struct lab_vtime *vt, struct lab_vt_result *r)
 		if (vt->clock[v] > r->makespan_ns)
 			r->makespan_ns = vt->clock[v];
 	}
+	r->cpu_ns -= vt->idle_ns;
 	r->nr_sites = vt->nr_sites;
 	memcpy(r->sites, vt->sites, vt->nr_sites * sizeof(vt->sites[0]));
 	qsort(r->sites, r->nr_sites, sizeof(r->sites[0]), site_cmp);

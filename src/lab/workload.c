@@ -124,6 +124,7 @@ static const struct lab_wl_ops *wl_ops(enum lab_workload_kind kind)
 	case LAB_WL_USEMEM: return &lab_usemem_ops;
 	case LAB_WL_KBUILD: return &lab_kbuild_ops;
 	case LAB_WL_SWAPIN: return &lab_swapin_ops;
+	case LAB_WL_REPLAY: return &lab_replay_ops;
 	}
 	return NULL;
 }
@@ -226,13 +227,19 @@ static int env_run_vcpus(struct lab_env *env)
 	int err;
 
 	env->arm->virtual_time = !env->opt->wall_clock;
+	if (env->opt->wall_clock && (env->wl->kind == LAB_WL_REPLAY || env->opt->trace_out))
+		return -EINVAL; /* a trace's times are virtual */
 	if (env->opt->wall_clock)
 		return lab_vcpu_run(&env->opt->vcpu, env->ops->step, lab_env_round, env);
 	err = lab_vt_init(&vt, &env->opt->cost, env->nr_vcpus, env->opt->seed);
 	if (err)
 		return err;
 	env->vt = &vt;
-	err = lab_vcpu_run_virtual(&env->opt->vcpu, &vt, env->ops->step, lab_env_round, env);
+	if (env->wl->kind == LAB_WL_REPLAY)
+		err = lab_replay_run(env, &vt);
+	else
+		err = lab_vcpu_run_virtual(&env->opt->vcpu, &vt, env->ops->step,
+					   lab_env_round, env);
 	lab_vt_result(&vt, &env->arm->vt);
 	env->vt = NULL;
 	lab_vt_fini(&vt);

@@ -26,6 +26,8 @@ struct lab_folio {
 	bool mapped;                              /* references taken, cache
 						     pin dropped */
 	uint16_t gone;                            /* bit i: page i freed */
+	uint64_t id;                              /* its name in the trace the
+						     arm writes (0: none) */
 	struct lab_slot s[1u << 4];               /* orders up to 4 split */
 };
 #define LAB_FOLIO_MAX_SPLIT_ORDER 4
@@ -81,6 +83,7 @@ struct lab_env {
 	/* The zram pool lock of each device, a lock in virtual time only
 	 * (the lab's devices hold no data): its address is its identity. */
 	char pool[USWAP_MAX_DEVICES];
+	uint64_t next_id;                        /* trace_out's folio names */
 };
 
 /* folio.c */
@@ -122,5 +125,9 @@ uint64_t lab_device_slots_for(uint64_t demand, double fill, unsigned int nr);
 extern const struct lab_wl_ops lab_usemem_ops;
 extern const struct lab_wl_ops lab_kbuild_ops;
 extern const struct lab_wl_ops lab_swapin_ops;
+extern const struct lab_wl_ops lab_replay_ops;
+
+/* workload_replay.c: run the trace's records in order, in virtual time. */
+int lab_replay_run(struct lab_env *env, struct lab_vtime *vt);
 
 #endif /* USWAP_LAB_WORKLOAD_H */
