@@ -115,9 +115,16 @@ ok = status == 0 and hashlib.sha256(data).hexdigest() == want
 print("python: ok" if ok else "python: MISMATCH")
 sys.exit(0 if ok else 1)
 PY
-	"$uswap" run --limit 12M -- python3 "$dir/py.py" > "$dir/py.out" 2>&1 ||
-		fail "python3: $(cat "$dir/py.out")"
+	"$uswap" run --limit 12M --trace "$dir/py.trace" -- python3 "$dir/py.py" \
+		> "$dir/py.out" 2>&1 || fail "python3: $(cat "$dir/py.out")"
 	grep -q "python: ok" "$dir/py.out" || fail "python3: $(cat "$dir/py.out")"
+	# Its swap stream (the parent's: 48 MiB through a 12M limit) replays
+	# under two policies.
+	n=$(grep -c ' A ' "$dir/py.trace")
+	[ "$n" -gt 1000 ] || fail "--trace: $n swap-outs recorded"
+	"$uswap" lab replay "$dir/py.trace" --arm default --arm lock=device --json \
+		> "$dir/py.replay" 2>&1 || fail "lab replay of --trace: $(head -c 300 "$dir/py.replay")"
+	grep -q '"name": "B"' "$dir/py.replay" || fail "lab replay: no arm B"
 	# Forks while other threads allocate and map: the child's pager
 	# threads must not inherit those threads' stacks (their TLS vectors
 	# were allocated in the heap it swaps).
@@ -346,4 +353,4 @@ j = json.load(open(sys.argv[1]))
 assert j["processes"] == 1 and j["devices"][0]["name"].endswith("q\"uote.img"), j
 ' "$dir/q.json" || fail "quoted path: $(cat "$dir/q.json")"
 fi
-echo "ok: helper modes, realloc fallback, sort, python3, zram over nbd, crypt, exit status, SIGTERM, --json, --plot, bad input"
+echo "ok: helper modes, realloc fallback, sort, python3 (and its --trace replayed), zram over nbd, crypt, exit status, SIGTERM, --json, --plot, bad input"

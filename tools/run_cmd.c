@@ -57,6 +57,9 @@ static const char usage_text[] =
 "                      unswapped\n"
 "  --stats             print the swap statistics when CMD exits\n"
 "  --json FILE         write them to FILE as one JSON object\n"
+"  --trace FILE        record the swap stream of CMD (the process started,\n"
+"                      not its children) as a lab trace for 'uswap lab\n"
+"                      replay FILE --arm POLICY --arm POLICY'\n"
 "  --plot FILE.svg     draw resident heap, each device's use and the swap\n"
 "                      rates over time (read every 0.2 s) with gnuplot;\n"
 "                      skipped with a note if gnuplot is missing\n"
@@ -77,7 +80,7 @@ static const char usage_text[] =
 "Exit status: CMD's (128+N when a signal ended it); 127 CMD not found, 126\n"
 "not executable; 1 uswap could not run it; 2 usage error.\n";
 
-enum { OPT_DEVICE = 256, OPT_ORDER, OPT_HEAP, OPT_STATS, OPT_JSON, OPT_PLOT };
+enum { OPT_DEVICE = 256, OPT_ORDER, OPT_HEAP, OPT_STATS, OPT_JSON, OPT_PLOT, OPT_TRACE };
 
 static const struct option long_options[] = {
 	{ "limit",  required_argument, NULL, 'l' },
@@ -87,6 +90,7 @@ static const struct option long_options[] = {
 	{ "stats",  no_argument,       NULL, OPT_STATS },
 	{ "json",   required_argument, NULL, OPT_JSON },
 	{ "plot",   required_argument, NULL, OPT_PLOT },
+	{ "trace",  required_argument, NULL, OPT_TRACE },
 	{ "help",   no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -99,6 +103,7 @@ struct run_opts {
 	bool stats;
 	const char *json;
 	const char *plot;
+	const char *trace;
 	char **cmd;
 };
 
@@ -137,6 +142,11 @@ static int apply_option(struct run_opts *o, int opt, const char *arg)
 		if (!strcmp(arg, "--"))
 			return cli_usage_error(CMD, "--plot needs a FILE before '--'");
 		o->plot = arg;
+		return 0;
+	case OPT_TRACE:
+		if (!strcmp(arg, "--"))
+			return cli_usage_error(CMD, "--trace needs a FILE before '--'");
+		o->trace = arg;
 		return 0;
 	case OPT_JSON:
 		if (!strcmp(arg, "--")) /* `--json -- CMD`: the FILE is missing */
@@ -294,6 +304,8 @@ static void exec_cmd(const struct run_opts *o, const char *agent, const char *st
 	snprintf(buf, sizeof(buf), "%d", (int)getpid());
 	setenv("USWAP_RUN_ROOT", buf, 1);
 	setenv("USWAP_RUN_STATS", stats, 1);
+	if (o->trace)
+		setenv("USWAP_RUN_TRACE", o->trace, 1);
 	snprintf(preload, sizeof(preload), "%s%s%s", agent, old && *old ? ":" : "",
 		 old ? old : "");
 	setenv("LD_PRELOAD", preload, 1);
@@ -365,6 +377,12 @@ int cmd_run(int argc, char **argv)
 		fd = open(o.json, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 		if (fd < 0)
 			return cli_usage_error(CMD, "--json %s: %s", o.json, strerror(errno));
+		close(fd);
+	}
+	if (o.trace) { /* likewise; the agent writes it from the start */
+		fd = open(o.trace, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return cli_usage_error(CMD, "--trace %s: %s", o.trace, strerror(errno));
 		close(fd);
 	}
 	if (o.plot) { /* likewise */

@@ -190,6 +190,35 @@ struct uswap_probe {
 USWAP_API void uswap_thread_set_probe(const struct uswap_probe *probe);
 
 /*
+ * Tracer: the instance reports each allocation handed out and each run
+ * of slots that became free, for a trace of the swap stream (`uswap run
+ * --trace`, docs/lab.md "Traces").
+ */
+enum uswap_trace_event {
+	USWAP_TRACE_ALLOC, /* @n = the order; @entry its first slot */
+	USWAP_TRACE_FREE,  /* @n slots from @entry are free again */
+};
+
+struct uswap_tracer {
+	/* Called with allocator locks held (FREE) or just after the
+	 * allocation (ALLOC), on the thread doing it: must not call libuswap,
+	 * must not block for long. An ALLOC comes before any FREE of its
+	 * slots. Slots parked in LOCKING_DEVICE's slot cache are reported
+	 * free without an ALLOC. */
+	void (*event)(void *ctx, enum uswap_trace_event ev, uswap_entry_t entry,
+		      unsigned int n);
+	void *ctx;
+};
+
+/*
+ * uswap_set_tracer() - report @u's allocations and frees to @t, or stop
+ * (NULL). @t must stay valid until replaced and no call is in flight
+ * (the caller's business: set it before use, clear it when done).
+ * Context: any thread; takes no lock. No errors.
+ */
+USWAP_API void uswap_set_tracer(struct uswap *u, const struct uswap_tracer *t);
+
+/*
  * uswap_drain() - give back every slot parked in the per-CPU slot caches
  * (policy.lock == USWAP_LOCKING_DEVICE keeps up to USWAP_SLOT_CACHE_SLOTS
  * order-0 slots per CPU allocated but not yet handed out, as the kernel's

@@ -227,6 +227,19 @@ static int make_heap(size_t size)
 	return 0;
 }
 
+/* `uswap run --trace`: only the process uswap run started records, so
+ * one trace holds one swap system's stream. */
+static void start_trace(void)
+{
+	const char *path = getenv(AGENT_ENV_TRACE);
+	int rc;
+
+	if (!path || (pid_t)env_u64(AGENT_ENV_ROOT, 0) != getpid())
+		return;
+	if ((rc = agent_trace_start(agent.u, path)))
+		fprintf(stderr, "uswap run: agent: --trace %s: %s\n", path, strerror(-rc));
+}
+
 static void prepare_fork(void);
 static void parent_after_fork(void);
 static void child_after_fork(void);
@@ -253,6 +266,7 @@ __attribute__((constructor)) static void agent_start(void)
 	} else if ((rc = make_heap(env_u64(AGENT_ENV_REGION, UINT64_C(8) << 30)))) {
 		warn("the heap region", rc);
 	} else {
+		start_trace();
 		pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
 		atexit(agent_exit);
 		atomic_store_explicit(&agent.ready, true, memory_order_release);
@@ -335,6 +349,7 @@ static int child_pager(void)
  * pager of its own (agent.h). It is still the only thread here. */
 static void child_after_fork(void)
 {
+	agent_trace_forget(agent.u); /* the parent's records are the parent's */
 	agent_mmap_unlock();
 	agent_status_forget();
 	if (!agent.detached) {
@@ -551,8 +566,14 @@ void agent_exit(void)
 {
 	if (agent.pid != getpid())
 		return; /* a vfork() child: all of it is the parent's */
+	int rc;
+
 	agent_status_stop();
 	agent_write_stats();
+	if ((rc = agent_trace_stop(agent.u)))
+		fprintf(stderr, "uswap run: agent: --trace: %s\n", rc == -ENOSPC ?
+			"too many folios swapped out at once: the trace stops early" :
+			strerror(-rc));
 }
 
 /* A program (or a forked worker) that ends with _exit() runs no atexit

@@ -49,6 +49,7 @@
 #define AGENT_ENV_REGION  "USWAP_RUN_REGION"  /* heap bytes to reserve */
 #define AGENT_ENV_STATS   "USWAP_RUN_STATS"   /* file for the exit stats */
 #define AGENT_ENV_ROOT    "USWAP_RUN_ROOT"    /* pid that writes them */
+#define AGENT_ENV_TRACE   "USWAP_RUN_TRACE"   /* trace file (root only) */
 
 struct agent {
 	_Atomic bool ready;     /* the region is the heap */
@@ -110,5 +111,15 @@ int agent_status_start(void);
 void agent_status_forget(void);
 /* status.c: remove this process's socket file. */
 void agent_status_stop(void);
+
+/* trace.c: `uswap run --trace`: @u's swap stream into @path as a lab
+ * trace. Return: 0, -errno of open(2), -ENOMEM. */
+int agent_trace_start(struct uswap *u, const char *path);
+/* Stop, flush and close. Return: 0; -errno of a write; -ENOSPC (the
+ * books filled and recording stopped early). No-op if not started. */
+int agent_trace_stop(struct uswap *u);
+/* In a fork's child: stop recording without writing what the parent had
+ * not written yet (its records; the parent writes them). */
+void agent_trace_forget(struct uswap *u);
 
 #endif /* USWAP_AGENT_AGENT_H */

@@ -607,7 +607,14 @@ int alloc_hooked(struct uswap *u, unsigned int order, uswap_entry_t *entry,
 	else
 		stat_inc(&ctx.st->alloc_fail);
 	spin_unlock(&pc->lock);
+	if (likely(rc == 0))
+		trace_event(u, USWAP_TRACE_ALLOC, *entry, order);
 	return rc;
+}
+
+USWAP_API void uswap_set_tracer(struct uswap *u, const struct uswap_tracer *t)
+{
+	atomic_store_explicit(&u->tracer, t, memory_order_release);
 }
 
 USWAP_API int uswap_alloc(struct uswap *u, unsigned int order, uswap_entry_t *entry)

@@ -39,6 +39,17 @@ static inline void ci_unlock(struct swap_cluster_info *ci)
 	spin_unlock(&ci->lock);
 }
 
+/* trace_event() - tell @u's tracer, if any (uswap_set_tracer()). */
+static inline void trace_event(struct uswap *u, enum uswap_trace_event ev,
+			       uswap_entry_t entry, unsigned int n)
+{
+	const struct uswap_tracer *t =
+		atomic_load_explicit(&u->tracer, memory_order_acquire);
+
+	if (unlikely(t))
+		t->event(t->ctx, ev, entry, n);
+}
+
 /* cluster.c */
 void cluster_list_init(struct cluster_list *l);
 void cluster_list_add_tail_locked(struct swap_device *si, struct cluster_list *l,

@@ -98,6 +98,8 @@ struct swap_device *lock_range(struct uswap *u, uswap_entry_t entry,
 	return si;
 }
 
+static void trace_freed(struct swap_device *si, uint32_t off, unsigned int nr);
+
 /*
  * put_range() - drop one reference (@cache false) or the cache pin (@cache
  * true) of each slot in [off, off + nr) and free the slots left unused.
@@ -125,9 +127,29 @@ int put_range(struct swap_device *si, struct swap_cluster_info *ci,
 		if (map[i] == 0)
 			freed++;
 	}
+	if (freed && unlikely(atomic_load_explicit(&si->owner->tracer, memory_order_relaxed)))
+		trace_freed(si, off, nr);
 	if (freed)
 		cluster_slots_freed(si, ci, freed, st);
 	return 0;
+}
+
+/* Tell the tracer of each run of slots in [off, off + nr) now free. */
+static __cold void trace_freed(struct swap_device *si, uint32_t off, unsigned int nr)
+{
+	for (uint32_t i = off; i < off + nr;) {
+		uint32_t j = i;
+
+		if (si->swap_map[i]) {
+			i++;
+			continue;
+		}
+		while (j < off + nr && !si->swap_map[j])
+			j++;
+		trace_event(si->owner, USWAP_TRACE_FREE,
+			    uswap_entry((unsigned int)si->type, i), j - i);
+		i = j;
+	}
 }
 
 /* put_entries() under LOCKING_DEVICE (policy.h): the free takes the

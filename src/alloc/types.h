@@ -262,6 +262,8 @@ struct uswap {
 					   swapon_lock */
 	void *unuse_ctx;
 	char rcu_hb;                    /* TSan happens-before token (rcu.h) */
+	const struct uswap_tracer *_Atomic tracer; /* NULL, or the swap
+						      stream's recorder */
 };
 
 /*
