@@ -67,6 +67,9 @@ static int live_grow(struct live_map *m)
 		n.gone[j] = m->gone[i];
 	}
 	n.nr = m->nr;
+	n.free_slot = m->free_slot; /* the slot stack is not rehashed */
+	n.nr_free = m->nr_free;
+	n.cap_free = m->cap_free;
 	free(m->key);
 	free(m->val);
 	free(m->gone);
