@@ -194,19 +194,20 @@ static bool range_is_free(const uint8_t *map, unsigned int nr)
 static uint32_t find_free_run(const uint8_t *map, uint32_t from, uint32_t to,
 			      unsigned int nr)
 {
-	uint32_t off = 0;
-
 	if (nr == 1) {
 		const uint8_t *p = memchr(map + from, 0, to - from);
+		uint32_t off = p ? (uint32_t)(p - map) : 0;
 
-		off = p ? (uint32_t)(p - map) : 0;
-	} else {
-		for (uint32_t o = from; o < to && !off; o += nr)
-			if (range_is_free(map + o, nr))
-				off = o;
+		probe_step(USWAP_STEP_MAP, ((p ? off + 1 : to) - from + 63) / 64);
+		return off;
 	}
-	probe_step(USWAP_STEP_MAP, ((off ? off + nr : to) - from + 63) / 64);
-	return off;
+	for (uint32_t off = from; off < to; off += nr)
+		if (range_is_free(map + off, nr)) {
+			probe_step(USWAP_STEP_MAP, (off + nr - from + 63) / 64);
+			return off;
+		}
+	probe_step(USWAP_STEP_MAP, (to - from + 63) / 64);
+	return 0;
 }
 
 /*

@@ -49,10 +49,12 @@ static inline void spin_lock_at(struct spinlock *l, struct lock_stat *ls,
 				const char *name, const char *site)
 {
 	stat_inc(&ls->acquired);
-	if (unlikely(atomic_exchange_explicit(&l->locked, 1, memory_order_acquire))) {
-		stat_inc(&ls->contended);
-		spin_lock_wait(l);
+	if (likely(!atomic_exchange_explicit(&l->locked, 1, memory_order_acquire))) {
+		probe_lock(l, name, site);
+		return;
 	}
+	stat_inc(&ls->contended);
+	spin_lock_wait(l);
 	probe_lock(l, name, site);
 }
 
