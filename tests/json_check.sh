@@ -48,6 +48,7 @@ check() {
 check swapon ok spec device warnings -- \
 	"$uswap" swapon --dry-run faulty:read=0.01:zram:64M:zstd --json
 check lab_list -- "$uswap" lab list --json
+check lab_costs lock line page_out jitter -- "$uswap" lab costs --json
 check lab_run experiment seed all_agree arms -- \
 	"$uswap" lab run --json remove-swap-cache-contention-workaround
 check stress seed ok ops violations -- \

@@ -36,8 +36,10 @@ static const char run_usage_text[] =
 "                    in virtual time they take turns and every result is\n"
 "                    the same for any N; with --wall-clock they run at\n"
 "                    once and only N = 1 is exactly reproducible\n"
-"  --slice N         operations a vCPU runs before its thread switches\n"
-"                    to its next vCPU (default 32)\n"
+"  --slice N         with --wall-clock, operations a vCPU runs before its\n"
+"                    thread switches to its next vCPU; in virtual time,\n"
+"                    per-device use is sampled every vCPUs x N operations\n"
+"                    (default 32)\n"
 "  --scale X         multiply the workload's size (default 1; 0.1 for a\n"
 "                    quick look)\n"
 "  --seed N          seed of the workload's random streams (default 1)\n"
@@ -75,7 +77,7 @@ static const char list_usage_text[] =
 "List the experiments: name, seed thread (its linux-mm subject), summary.\n";
 
 static const char lab_usage_text[] =
-"Usage: uswap lab list | uswap lab run NAME [OPTIONS]\n"
+"Usage: uswap lab list | uswap lab costs | uswap lab run NAME [OPTIONS]\n"
 "       uswap lab replay FILE --arm POLICY --arm POLICY [OPTIONS]\n"
 "\n"
 "The lab: each seed thread's before/after replayed on libuswap as policy\n"
@@ -84,7 +86,8 @@ static const char lab_usage_text[] =
 "  list        the experiments\n"
 "  run NAME    run one; 'uswap lab run --help' for its options\n"
 "  replay FILE replay a recorded trace of swap operations under two or\n"
-"              more policies; 'uswap lab replay --help'\n";
+"              more policies; 'uswap lab replay --help'\n"
+"  costs       the virtual-time cost table's keys and defaults\n";
 
 static const struct option run_options[] = {
 	{ "vcpus",   required_argument, NULL, LAB_OPT_VCPUS },
@@ -145,6 +148,54 @@ static int cmd_lab_list(int argc, char **argv)
 
 		printf("%-40s %s\n%-40s   %s\n", e->name, e->thread, "", e->summary);
 	}
+	return CLI_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * costs: the virtual-time cost table's keys and defaults
+ * ---------------------------------------------------------------------- */
+
+static void cost_row(const char *key, const char *desc, double v, void *ctx)
+{
+	struct cli_json *j = ctx;
+
+	if (j)
+		cli_json_double(j, key, v);
+	else
+		printf("%-16s %8g  %s\n", key, v, desc);
+}
+
+static int cmd_lab_costs(int argc, char **argv)
+{
+	struct lab_cost c;
+	bool json = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs("Usage: uswap lab costs [--json]\n\nThe virtual-time cost "
+			      "table: each key, its default (ns, but handover_lines,\n"
+			      "pool_lines and jitter) and what it is; 'uswap lab run --cost "
+			      "KEY=NS,...'\nchanges them (docs/lab.md says where each "
+			      "default comes from).\n", stdout);
+			return CLI_EXIT_OK;
+		} else
+			return cli_usage_error("lab costs", "unknown argument '%s'", argv[i]);
+	}
+	lab_cost_default(&c);
+	if (json) {
+		struct cli_json j;
+
+		cli_json_init(&j, stdout);
+		cli_json_object_open(&j, NULL, false);
+		lab_cost_each(cost_row, &c, &j);
+		cli_json_object_close(&j);
+		cli_json_finish(&j);
+		return CLI_EXIT_OK;
+	}
+	printf("%-16s %8s  %s\n", "KEY", "DEFAULT", "WHAT");
+	lab_cost_each(cost_row, &c, NULL);
 	return CLI_EXIT_OK;
 }
 
@@ -530,7 +581,7 @@ static int cmd_lab_run(int argc, char **argv)
 int cmd_lab(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage_error("lab", "missing 'list', 'run' or 'replay'");
+		return cli_usage_error("lab", "missing 'list', 'run', 'replay' or 'costs'");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(lab_usage_text, stdout);
 		return CLI_EXIT_OK;
@@ -541,5 +592,8 @@ int cmd_lab(int argc, char **argv)
 		return cmd_lab_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "replay"))
 		return cmd_lab_replay(argc - 1, argv + 1);
-	return cli_usage_error("lab", "unknown subcommand '%s' (list, run, replay)", argv[1]);
+	if (!strcmp(argv[1], "costs"))
+		return cmd_lab_costs(argc - 1, argv + 1);
+	return cli_usage_error("lab", "unknown subcommand '%s' (list, run, replay, costs)",
+			       argv[1]);
 }
