@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * experiments.c - one experiment per seed thread (a linux-mm thread): the
- * "before" and "after" policies, the workload, the metrics and the sign
- * of each metric's change that the thread reports.
+ * arms' policies ("before" and "after", or the RFC's A, B, C), the
+ * workload, the metrics and the sign of each metric's change against the
+ * first arm that the thread reports; and the replay's metrics.
  *
- * Both arms of an experiment carry the other switches of the seed's era
+ * The arms of an experiment carry the other switches of the seed's era
  * (docs/lab.md), so the only difference between them
  * is the change the thread made: seed 1 predates seed 2's nonfull-first
  * and seed 3's ascending free list, seeds 2-4 ran with one global per-CPU

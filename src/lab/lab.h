@@ -5,14 +5,17 @@
  *
  * Glossary (docs/design.md's terms):
  *   vCPU        a virtual CPU: a per-CPU index of the instance
- *               (uswap_thread_set_cpu()); the lab runs 96 of them, as the
- *               seeds' machines, on however many real threads it has
- *   slice       the operations one vCPU runs before its thread switches to
- *               its next vCPU (a time slice, counted in operations)
+ *               (uswap_thread_set_cpu()) and, in virtual time, a clock;
+ *               the lab runs 96 or 256 of them, as the seeds' machines,
+ *               on however many real threads it has
+ *   slice       wall-clock mode: the operations one vCPU runs before its
+ *               thread switches to its next vCPU; virtual time: vCPUs x
+ *               slice operations between two samples of device use
  *   task        one process of a workload (a usemem worker, a compiler, a
  *               reader); it lives on one home vCPU
- *   arm         one run of a workload under one policy ("before", "after")
- *   experiment  one seed thread: its two policies, workload, metrics and
+ *   arm         one run of a workload under one policy ("before", "after";
+ *               seed 5's A, B, C; a replay's A..D)
+ *   experiment  one seed thread: its arms' policies, workload, metrics and
  *               the sign of each metric's change that the thread reports
  *
  * The lab only uses the public API (include/uswap/uswap.h), so what it
@@ -47,7 +50,7 @@
 
 struct lab_vcpu_config {
 	unsigned int nr_vcpus;   /* 1..USWAP_MAX_CPUS (=96) */
-	unsigned int nr_threads; /* real threads, 1..LAB_MAX_THREADS (=2) */
+	unsigned int nr_threads; /* real threads, 1..LAB_MAX_THREADS (=1) */
 	unsigned int slice_ops;  /* operations per slice (=32) */
 };
 

@@ -1,25 +1,31 @@
 // SPDX-License-Identifier: MIT
 /*
- * vcpu.c - virtual CPUs: many per-CPU indexes multiplexed on few threads.
+ * vcpu.c - virtual CPUs: many per-CPU indexes multiplexed on few threads,
+ * in wall-clock mode (lab_vcpu_run()) or in virtual time
+ * (lab_vcpu_run_virtual(), the default; the model is vtime.c's).
  *
  * The seeds were measured on 96- and 256-CPU machines, where every CPU has
  * its own cached cluster, ring reader and slot cache, and where the shared
  * locks are shared by that many CPUs. This host has two. A thread here
- * plays several CPUs in turn: before each slice it sets its per-CPU index
- * with uswap_thread_set_cpu(), so the allocator keeps 96 sets of per-CPU
- * state and the counts (slow paths, list moves, rotations, fallbacks)
- * are those of 96 CPUs whatever the host has. What cannot be emulated is
- * 96-way contention itself: times stay two-core times.
+ * plays several CPUs in turn: before each slice (or, in virtual time,
+ * each operation) it sets its per-CPU index with uswap_thread_set_cpu(),
+ * so the allocator keeps 96 sets of per-CPU state and the counts (slow
+ * paths, list moves, rotations, fallbacks) are those of 96 CPUs whatever
+ * the host has.
  *
- * Determinism: a vCPU's operations are decided by its own state only, and
- * a thread visits its vCPUs in a fixed order, so one thread gives the
- * same interleaving, and the same counts, on every run and every host.
- * Several threads meet at a barrier after every round (one slice of each
- * of their vCPUs), so none runs ahead; what each vCPU's own state decides
- * (its work, its ring rotations) is the same for any thread count, and
- * costs that depend on how CPUs interleave (slow paths, list moves) vary
- * with the thread count about as much as with --seed (tests/test_lab.c).
- * Nothing depends on the host's core count.
+ * Wall-clock mode: a thread visits its vCPUs a slice at a time in a fixed
+ * order, and threads meet at a barrier after every round (one slice of
+ * each of their vCPUs), so none runs ahead. With one thread the
+ * interleaving, and so every count, is exactly reproducible; with more,
+ * what each vCPU's own state decides stays the same while costs that
+ * depend on how CPUs interleave vary about as much as with --seed. Times
+ * and contention are this host's: 96-way contention cannot happen here.
+ *
+ * Virtual time: the vCPU with the smallest clock runs one operation, then
+ * the next smallest, and so on; vCPU v belongs to thread v % T and the
+ * threads hand the turn to each other, so the order of operations, and
+ * every result, is the same for any thread count. Times and contention
+ * are the model's, for the vCPUs' machine.
  */
 #include <errno.h>
 #include <pthread.h>
