@@ -258,12 +258,16 @@ int lab_cmd_option(const char *cmd, int opt, const char *arg, struct run_opts *o
 	case LAB_OPT_JSON:
 		o->json = true;
 		return 0;
-	case LAB_OPT_COST:
-		if (lab_cost_parse(arg, &o->lab.cost))
-			return cli_usage_error(cmd, "--cost: expected KEY=NS,... with keys "
-					       "from 'uswap lab costs' and 0 <= NS <= 1e9, "
-					       "got '%s'", arg);
+	case LAB_OPT_COST: {
+		char bad[64] = "";
+
+		if (lab_cost_parse_why(arg, &o->lab.cost, bad, sizeof(bad)))
+			return cli_usage_error(cmd, "--cost: bad item '%s' in '%s': expected "
+					       "KEY=VALUE,... with keys from 'uswap lab costs', "
+					       "0 <= VALUE <= 1e9 (jitter 0..1)", bad, arg);
+		o->cost_set = true;
 		return 0;
+	}
 	case LAB_OPT_WALL:
 		o->lab.wall_clock = true;
 		return 0;
@@ -372,6 +376,8 @@ static void json_arm(struct cli_json *j, const struct lab_result *res, unsigned 
 		cli_json_u64(j, "model_overlaps", a->vt.overlaps);
 	}
 	json_counts(j, a);
+	if (e->workload.kind == LAB_WL_REPLAY)
+		cli_json_u64(j, "not_swapped_out", a->replay_not_out);
 	if (a->virtual_time)
 		json_locks(j, a);
 	cli_json_object_close(j);
@@ -397,11 +403,17 @@ static void print_json(const struct lab_result *res, const struct run_opts *o,
 	lab_cost_format(&o->lab.cost, cost, sizeof(cost));
 	if (!o->lab.wall_clock)
 		cli_json_string(&j, "cost", cost);
-	cli_json_bool(&j, "all_agree", lab_all_agree(res));
-	cli_json_object_open(&j, "seed_figure", false);
-	for (unsigned int i = 0; i < e->nr_metrics; i++)
-		cli_json_string(&j, e->metrics[i].name, e->metrics[i].seed_figure);
-	cli_json_object_close(&j);
+	if (e->workload.kind == LAB_WL_REPLAY) { /* no seed to agree with */
+		cli_json_string(&j, "trace", e->thread);
+		cli_json_u64(&j, "devices", e->workload.nr_devices);
+		cli_json_double(&j, "fill", e->workload.replay_fill);
+	} else {
+		cli_json_bool(&j, "all_agree", lab_all_agree(res));
+		cli_json_object_open(&j, "seed_figure", false);
+		for (unsigned int i = 0; i < e->nr_metrics; i++)
+			cli_json_string(&j, e->metrics[i].name, e->metrics[i].seed_figure);
+		cli_json_object_close(&j);
+	}
 	cli_json_array_open(&j, "arms", false);
 	for (unsigned int k = 0; k < res->nr_arms; k++)
 		json_arm(&j, res, k);
@@ -476,7 +488,9 @@ int lab_cmd_report(const char *cmd, const struct lab_result *res, const struct r
 	return svg_failed ? CLI_EXIT_RUNTIME : CLI_EXIT_OK;
 }
 
-/* Open --trace-out FILE and write the header. Return: 0 or exit status. */
+/* Open --trace-out FILE (as FILE.part until the run succeeds, so a run
+ * that fails leaves an older FILE alone) and write the header.
+ * Return: 0 or the exit status. */
 static int open_trace_out(const char *cmd, struct run_opts *o, const char *what)
 {
 	if (!o->trace_out)
@@ -484,22 +498,33 @@ static int open_trace_out(const char *cmd, struct run_opts *o, const char *what)
 	if (o->lab.wall_clock)
 		return cli_usage_error(cmd, "--trace-out needs virtual time (its times "
 				       "are virtual), not --wall-clock");
-	o->lab.trace_out = fopen(o->trace_out, "w");
+	if (snprintf(o->trace_part, sizeof(o->trace_part), "%s.part", o->trace_out) >=
+	    (int)sizeof(o->trace_part))
+		return cli_usage_error(cmd, "--trace-out: name too long");
+	o->lab.trace_out = fopen(o->trace_part, "w");
 	if (!o->lab.trace_out)
-		return cli_runtime_error(cmd, "--trace-out %s: %s", o->trace_out,
+		return cli_runtime_error(cmd, "--trace-out %s: %s", o->trace_part,
 					 strerror(errno));
 	lab_trace_header(o->lab.trace_out, what);
 	return 0;
 }
 
-static int close_trace_out(const char *cmd, struct run_opts *o)
+/* Close the trace; keep it (renamed to FILE) only if @ok and written. */
+static int close_trace_out(const char *cmd, struct run_opts *o, bool ok)
 {
 	FILE *f = o->lab.trace_out;
+	int bad;
 
+	if (!f)
+		return 0;
 	o->lab.trace_out = NULL;
-	if (f && (ferror(f) | fclose(f)))
-		return cli_runtime_error(cmd, "--trace-out %s: write failed", o->trace_out);
-	return 0;
+	bad = ferror(f) | fclose(f);
+	if (ok && !bad && !rename(o->trace_part, o->trace_out))
+		return 0;
+	unlink(o->trace_part);
+	if (!ok)
+		return 0;
+	return cli_runtime_error(cmd, "--trace-out %s: write failed", o->trace_out);
 }
 
 static int run_experiment(const struct lab_experiment *base, struct run_opts *o)
@@ -521,12 +546,15 @@ static int run_experiment(const struct lab_experiment *base, struct run_opts *o)
 	if (o->lab.vcpu.nr_threads > o->lab.vcpu.nr_vcpus)
 		return cli_usage_error(CMD, "--threads %u is more than --vcpus %u",
 				       o->lab.vcpu.nr_threads, o->lab.vcpu.nr_vcpus);
+	if (o->lab.wall_clock && o->cost_set)
+		return cli_usage_error(CMD, "--cost is the virtual-time model's: it means "
+				       "nothing with --wall-clock");
 	o->lab.progress = stderr;
 	err = open_trace_out(CMD, o, exp.name);
 	if (err)
 		return err;
 	err = lab_run(&exp, &exp.workload, &o->lab, &res);
-	if (close_trace_out(CMD, o) && !err) {
+	if (close_trace_out(CMD, o, !err)) {
 		lab_result_fini(&res);
 		return CLI_EXIT_RUNTIME;
 	}

@@ -7,6 +7,7 @@
 #define USWAP_TOOLS_LAB_CMD_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "lab/lab.h"
 
@@ -22,6 +23,8 @@ struct run_opts {
 	const char *workload;       /* workload parameter changes, or NULL */
 	bool vcpus_set;             /* --vcpus given: not the seed machine's */
 	const char *trace_out;      /* --trace-out FILE, or NULL */
+	char trace_part[4096];      /* FILE.part, written until the run ends */
+	bool cost_set;              /* --cost given */
 };
 
 /*

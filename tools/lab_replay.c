@@ -31,7 +31,7 @@ static const char usage_text[] =
 "                    2 to 4 of them, named A, B, C, D in order\n"
 "  --devices N       equal-priority devices, 1..32 (default 1)\n"
 "  --fill X          the trace's peak of swapped-out pages over the\n"
-"                    devices' room, (0, 1] (default 0.7)\n"
+"                    devices' room, 0.01..1 (default 0.7)\n"
 "  --vcpus N         virtual CPUs, 1..1024 (default: the trace's highest\n"
 "                    CPU + 1); a record of CPU c runs on c mod N\n"
 "  --cost KEY=NS,... change the cost table ('uswap lab run --help')\n"
@@ -87,9 +87,10 @@ static int replay_option(int opt, const char *arg, struct replay_args *a)
 					       USWAP_MAX_DEVICES, arg);
 		return 0;
 	case LAB_OPT_FILL:
-		if (cli_parse_seconds(arg, &a->fill) || a->fill > 1)
-			return cli_usage_error(CMD, "--fill: expected a number in (0, 1], "
-					       "got '%s'", arg);
+		if (cli_parse_seconds(arg, &a->fill) || a->fill > 1 ||
+		    a->fill < LAB_REPLAY_MIN_FILL)
+			return cli_usage_error(CMD, "--fill: expected a number in [%g, 1], "
+					       "got '%s'", LAB_REPLAY_MIN_FILL, arg);
 		return 0;
 	}
 	return lab_cmd_option(CMD, opt, arg, &a->o);

@@ -379,12 +379,6 @@ int cmd_run(int argc, char **argv)
 			return cli_usage_error(CMD, "--json %s: %s", o.json, strerror(errno));
 		close(fd);
 	}
-	if (o.trace) { /* likewise; the agent writes it from the start */
-		fd = open(o.trace, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0)
-			return cli_usage_error(CMD, "--trace %s: %s", o.trace, strerror(errno));
-		close(fd);
-	}
 	if (o.plot) { /* likewise */
 		bool made;
 
@@ -394,6 +388,13 @@ int cmd_run(int argc, char **argv)
 					  "swpin (folios)")))
 			return cli_runtime_error(CMD, "out of memory");
 	}
+	if (o.trace) { /* last: a usage error must not empty it */
+		fd = open(o.trace, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return cli_usage_error(CMD, "--trace %s: %s", o.trace, strerror(errno));
+		close(fd);
+	}
+
 	snprintf(stats, sizeof(stats), "%s/uswap-run-stats-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	fd = mkstemp(stats);
 	if (fd < 0)

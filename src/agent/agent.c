@@ -571,7 +571,7 @@ void agent_exit(void)
 	agent_status_stop();
 	agent_write_stats();
 	if ((rc = agent_trace_stop(agent.u)))
-		fprintf(stderr, "uswap run: agent: --trace: %s\n", rc == -ENOSPC ?
+		fprintf(stderr, "uswap run: agent: --trace: %s\n", rc == -EOVERFLOW ?
 			"too many folios swapped out at once: the trace stops early" :
 			strerror(-rc));
 }

@@ -50,6 +50,8 @@
 #define AGENT_ENV_STATS   "USWAP_RUN_STATS"   /* file for the exit stats */
 #define AGENT_ENV_ROOT    "USWAP_RUN_ROOT"    /* pid that writes them */
 #define AGENT_ENV_TRACE   "USWAP_RUN_TRACE"   /* trace file (root only) */
+#define AGENT_ENV_TRACE_T0 "USWAP_RUN_TRACE_T0" /* its time zero, for the
+						   programs root execs */
 
 struct agent {
 	_Atomic bool ready;     /* the region is the heap */
@@ -115,7 +117,7 @@ void agent_status_stop(void);
 /* trace.c: `uswap run --trace`: @u's swap stream into @path as a lab
  * trace. Return: 0, -errno of open(2), -ENOMEM. */
 int agent_trace_start(struct uswap *u, const char *path);
-/* Stop, flush and close. Return: 0; -errno of a write; -ENOSPC (the
+/* Stop, flush and close. Return: 0; -errno of a write; -EOVERFLOW (the
  * books filled and recording stopped early). No-op if not started. */
 int agent_trace_stop(struct uswap *u);
 /* In a fork's child: stop recording without writing what the parent had

@@ -13,15 +13,19 @@
  * The tracer runs on whichever thread allocates or frees, with allocator
  * locks held, and must not touch the program's heap: the books and the
  * line buffer are mmapped here with the raw system call (not the
- * agent's mmap), lines are formatted on the stack, and written with
- * write(2) when the buffer fills. One mutex orders the records, and the
- * time is read under it, so times never go back.
+ * agent's mmap), lines are formatted on the stack, and each is written
+ * at once with write(2), so an exec() or a kill loses nothing recorded.
+ * One mutex orders the records, and the time is read under it, so times
+ * never go back. Only the process uswap run started records; when it
+ * execs another program, that program's agent goes on with the same
+ * file and time zero (AGENT_ENV_TRACE_T0) after an X record.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -32,8 +36,7 @@
 
 #include "agent/agent.h"
 
-#define TRACE_BUF   (256u << 10)
-#define TRACE_FLUSH (TRACE_BUF - 256)
+#define TRACE_BUF   4096       /* the header, or one record */
 #define TRACE_CAP   (1u << 21) /* folios in the books: 32 MiB, touched as used */
 
 struct trace_folio {
@@ -93,17 +96,18 @@ static void put_locked(char op, uint64_t a, uint64_t b, bool two)
 {
 	char line[96];
 	int cpu = sched_getcpu();
-	int n = two ? snprintf(line, sizeof(line), "%llu %d %c %llu %llu\n",
-			       (unsigned long long)(now_ns() - tr.t0), cpu < 0 ? 0 : cpu, op,
-			       (unsigned long long)a, (unsigned long long)b)
-		    : snprintf(line, sizeof(line), "%llu %d %c %llu\n",
-			       (unsigned long long)(now_ns() - tr.t0), cpu < 0 ? 0 : cpu, op,
-			       (unsigned long long)a);
+	unsigned long long t = (unsigned long long)(now_ns() - tr.t0);
+	int n = op == 'X' ? snprintf(line, sizeof(line), "%llu %d X\n", t, cpu < 0 ? 0 : cpu)
+		: two ? snprintf(line, sizeof(line), "%llu %d %c %llu %llu\n", t,
+				 cpu < 0 ? 0 : cpu, op, (unsigned long long)a,
+				 (unsigned long long)b)
+		      : snprintf(line, sizeof(line), "%llu %d %c %llu\n", t,
+				 cpu < 0 ? 0 : cpu, op, (unsigned long long)a);
 
 	memcpy(tr.buf + tr.len, line, (size_t)n);
 	tr.len += (size_t)n;
-	if (tr.len >= TRACE_FLUSH)
-		flush_locked();
+	/* At once: an exec() or a kill loses nothing already recorded. */
+	flush_locked();
 }
 
 static size_t slot_of(uint64_t key)
@@ -204,9 +208,14 @@ int agent_trace_start(struct uswap *u, const char *path)
 {
 	static const char head[] = "uswap-trace 1\n# uswap run --trace: the swap stream "
 				   "of one process\n# T CPU A ORDER ID | T CPU F ID | "
-				   "T CPU I ID PAGE\n";
+				   "T CPU I ID PAGE | T CPU X\n";
+	/* An earlier program of this process (before an exec) started the
+	 * trace: go on after it, from its time zero, with an X (its swap
+	 * is gone). */
+	const char *cont = getenv(AGENT_ENV_TRACE_T0);
+	char t0[32];
 
-	tr.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	tr.fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (cont ? O_APPEND : O_TRUNC), 0644);
 	if (tr.fd < 0)
 		return -errno;
 	tr.map = raw_mmap(TRACE_CAP * sizeof(*tr.map));
@@ -216,9 +225,17 @@ int agent_trace_start(struct uswap *u, const char *path)
 		tr.fd = -1;
 		return -ENOMEM;
 	}
-	memcpy(tr.buf, head, sizeof(head) - 1);
-	tr.len = sizeof(head) - 1;
-	tr.t0 = now_ns();
+	if (cont) {
+		tr.t0 = strtoull(cont, NULL, 10);
+		put_locked('X', 0, 0, false); /* no other thread yet */
+	} else {
+		memcpy(tr.buf, head, sizeof(head) - 1);
+		tr.len = sizeof(head) - 1;
+		flush_locked();
+		tr.t0 = now_ns();
+		snprintf(t0, sizeof(t0), "%llu", (unsigned long long)tr.t0);
+		setenv(AGENT_ENV_TRACE_T0, t0, 1);
+	}
 	tr.tracer = (struct uswap_tracer){ .event = trace_event };
 	uswap_set_tracer(u, &tr.tracer);
 	return 0;
@@ -233,7 +250,7 @@ int agent_trace_stop(struct uswap *u)
 	uswap_set_tracer(u, NULL);
 	pthread_mutex_lock(&tr.lock);
 	flush_locked();
-	err = tr.err ? -tr.err : tr.full ? -ENOSPC : 0;
+	err = tr.err ? -tr.err : tr.full ? -EOVERFLOW : 0;
 	if (close(tr.fd) && !err)
 		err = -errno;
 	tr.fd = -1;

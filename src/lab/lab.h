@@ -43,6 +43,7 @@
 #define LAB_MAX_THREADS     64
 #define LAB_MAX_METRICS     8
 #define LAB_MAX_SAMPLES     1024 /* per-device use samples of one arm */
+#define LAB_REPLAY_MIN_FILL 0.01 /* devices at most 100x a trace's peak */
 
 /* ------------------------------------------------------------------------
  * vcpu.c: virtual CPUs multiplexed on real threads
@@ -106,6 +107,10 @@ void lab_cost_default(struct lab_cost *c);
  * Return: 0; -EINVAL (unknown key, bad number; @c may be partly changed).
  */
 int lab_cost_parse(const char *s, struct lab_cost *c);
+/* lab_cost_parse() that copies the first bad item into @bad. Empty items
+ * (an empty string, a trailing comma) are bad; values are plain decimal
+ * or floating point, no sign, no hex. */
+int lab_cost_parse_why(const char *s, struct lab_cost *c, char *bad, size_t bad_len);
 /* @c as "key=value,...", every key. */
 void lab_cost_format(const struct lab_cost *c, char *buf, size_t len);
 /* Call @fn for each key of @c, in table order, with its description. */
@@ -206,6 +211,8 @@ enum lab_trace_op {
 	LAB_TRACE_ALLOC,  /* "A": a folio of 2^order pages swapped out */
 	LAB_TRACE_FREE,   /* "F": the folio's remaining pages freed */
 	LAB_TRACE_SWAPIN, /* "I": one page of it swapped back in alone */
+	LAB_TRACE_RESET,  /* "X": the swap system starts over (the process
+			     exec'd): every live folio is gone */
 };
 
 struct lab_trace_rec {
@@ -224,6 +231,7 @@ struct lab_trace {
 	size_t nr, cap;
 	unsigned int nr_cpus;     /* highest CPU + 1 */
 	uint32_t nr_slots;        /* folio places the replay needs */
+	uint32_t nr_slots_epoch;  /* (while read) places since the last X */
 	uint64_t live, peak_folios; /* folios alive (while read), the most */
 	uint64_t slots, peak_slots; /* pages swapped out, the most at once */
 };
@@ -300,7 +308,8 @@ struct lab_workload {
 	struct lab_kbuild_params kbuild;
 	struct lab_swapin_params swapin;
 	const struct lab_trace *trace; /* LAB_WL_REPLAY */
-	double replay_fill;            /* its peak over the devices' room (=0.7) */
+	double replay_fill;            /* its peak over the devices' room (=0.7,
+					  LAB_REPLAY_MIN_FILL..1) */
 };
 
 /* Per-device use over the run (slots in use), sampled by the lab. */

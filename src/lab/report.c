@@ -205,6 +205,14 @@ void lab_report_print(const struct lab_result *res, FILE *out)
 		fputc('\n', out);
 	}
 	lab_report_print_locks(res, out);
+	if (exp->workload.kind == LAB_WL_REPLAY) {
+		fprintf(out, "\nfolios that found no room (stayed in memory):");
+		for (unsigned int a = 0; a < res->nr_arms; a++)
+			fprintf(out, " %s %llu", exp->arms[a].name,
+				(unsigned long long)res->arm[a].replay_not_out);
+		fputc('\n', out);
+		return;
+	}
 	fprintf(out, "\nseed figures:\n");
 	for (unsigned int i = 0; i < exp->nr_metrics; i++)
 		fprintf(out, "  %s: %s\n", exp->metrics[i].name, exp->metrics[i].seed_figure);

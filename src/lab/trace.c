@@ -3,15 +3,18 @@
  * trace.c - the lab's trace of swap operations (format version 1), read
  * and written; docs/lab.md, "Traces", is its definition.
  *
- * A trace is text, one record per line, after the header line
- * "uswap-trace 1"; '#' starts a comment line, blank lines are skipped:
+ * A trace is text, one record per line of at most 254 characters (CRLF
+ * line ends are taken), after the header line "uswap-trace 1"; '#'
+ * starts a comment line, blank lines are skipped:
  *
  *   T CPU A ORDER ID     a folio of 2^ORDER pages swapped out (0..9)
  *   T CPU F ID           every page of folio ID still swapped out freed
  *   T CPU I ID PAGE      page PAGE of folio ID swapped back in alone
+ *   T CPU X              the swap system starts over (the process exec'd
+ *                        a new program): every live folio is gone
  *
- * T is a time in ns, never smaller than the record before it; CPU is
- * 0..1023; ID names a folio from its A record until its F record (or
+ * Numbers are plain decimal. T is a time in ns, never smaller than the
+ * record before it; CPU is 0..1023; ID (0..2^64-2) names a folio from its A record until its F record (or
  * until its last page came back in) and may be used again after that.
  * Records are checked while read: a bad one is refused with its line.
  */
@@ -127,25 +130,76 @@ static int fail(char *err, size_t len, unsigned long line, const char *what)
 	return -EINVAL;
 }
 
-/* Parse one record into @r. Return: NULL, or what is wrong with it. */
-static const char *parse_rec(const char *s, struct lab_trace_rec *r)
+/* Split @s at blanks into at most @max fields. Return: the count, or
+ * max + 1 when there are more. */
+static int split(char *s, char **field, int max)
 {
-	char op, tail;
-	uint64_t a = 0, b = 0;
-	int n;
+	int n = 0;
 
-	n = sscanf(s, "%" SCNu64 " %u %c %" SCNu64 " %" SCNu64 " %c",
-		   &r->t_ns, &r->cpu, &op, &a, &b, &tail);
-	if (n < 4)
-		return "expected 'T CPU A ORDER ID', 'T CPU F ID' or 'T CPU I ID PAGE'";
-	if (r->cpu >= USWAP_MAX_CPUS)
+	for (char *save = NULL, *tok = strtok_r(s, " \t\r\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\r\n", &save)) {
+		if (n == max)
+			return max + 1;
+		field[n++] = tok;
+	}
+	return n;
+}
+
+/* A plain decimal number up to @max: digits only (no sign, no base, no
+ * spaces). Return: false if @s is not one. */
+static bool number(const char *s, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (max - (uint64_t)(*s - '0')) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return true;
+}
+
+#define ID_MAX (UINT64_MAX - 1) /* the books store ID + 1 */
+
+/* Parse one record into @r. Return: NULL, or what is wrong with it. */
+static const char *parse_rec(char *s, struct lab_trace_rec *r)
+{
+	char *f[6];
+	int n = split(s, f, 6);
+	uint64_t cpu, a, b;
+
+	if (n == 3 && !strcmp(f[2], "X")) {
+		if (!number(f[0], UINT64_MAX, &r->t_ns))
+			return "T is not a number of ns (0..2^64-1)";
+		if (!number(f[1], UINT32_MAX, &cpu) || cpu >= USWAP_MAX_CPUS)
+			return "CPU out of range (0..1023)";
+		r->cpu = (unsigned int)cpu;
+		r->op = LAB_TRACE_RESET;
+		return NULL;
+	}
+	if (n < 3)
+		return "expected 'T CPU A ORDER ID', 'T CPU F ID', 'T CPU I ID PAGE' "
+		       "or 'T CPU X'";
+	if (strlen(f[2]) != 1 || !strchr("AFIX", f[2][0]))
+		return "unknown operation (A, F, I or X)";
+	if (f[2][0] == 'X')
+		return "an X record is 'T CPU X'";
+	if (!number(f[0], UINT64_MAX, &r->t_ns))
+		return "T is not a number of ns (0..2^64-1)";
+	if (!number(f[1], UINT32_MAX, &cpu) || cpu >= USWAP_MAX_CPUS)
 		return "CPU out of range (0..1023)";
-	switch (op) {
+	r->cpu = (unsigned int)cpu;
+	switch (f[2][0]) {
 	case 'A':
 		if (n != 5)
 			return "an A record is 'T CPU A ORDER ID'";
-		if (a >= USWAP_NR_ORDERS)
+		if (!number(f[3], UINT32_MAX, &a) || a >= USWAP_NR_ORDERS)
 			return "ORDER out of range (0..9)";
+		if (!number(f[4], ID_MAX, &b))
+			return "ID out of range (0..2^64-2)";
 		r->op = LAB_TRACE_ALLOC;
 		r->order = (unsigned int)a;
 		r->id = b;
@@ -153,18 +207,24 @@ static const char *parse_rec(const char *s, struct lab_trace_rec *r)
 	case 'F':
 		if (n != 4)
 			return "an F record is 'T CPU F ID'";
+		if (!number(f[3], ID_MAX, &a))
+			return "ID out of range (0..2^64-2)";
 		r->op = LAB_TRACE_FREE;
 		r->id = a;
 		return NULL;
 	case 'I':
 		if (n != 5)
 			return "an I record is 'T CPU I ID PAGE'";
+		if (!number(f[3], ID_MAX, &a))
+			return "ID out of range (0..2^64-2)";
+		if (!number(f[4], 512, &b))
+			return "PAGE out of range";
 		r->op = LAB_TRACE_SWAPIN;
 		r->id = a;
-		r->page = (unsigned int)(b > 511 ? 512 : b);
+		r->page = (unsigned int)b;
 		return NULL;
 	}
-	return "unknown operation (A, F or I)";
+	return "unknown operation (A, F, I or X)";
 }
 
 /* Check @r against the folios alive so far and update them. */
@@ -173,13 +233,24 @@ static const char *check_rec(struct lab_trace *t, struct live_map *m,
 {
 	size_t i;
 
+	if (r->op == LAB_TRACE_RESET) {
+		/* Every folio gone: the places are all free again. */
+		memset(m->key, 0, m->cap * sizeof(*m->key));
+		m->nr = 0;
+		m->nr_free = 0;
+		t->nr_slots_epoch = 0;
+		t->live = t->slots = 0;
+		return NULL;
+	}
 	if (m->nr * 2 >= m->cap && live_grow(m))
 		return "out of memory";
 	i = live_slot(m, r->id);
 	if (r->op == LAB_TRACE_ALLOC) {
 		if (m->key[i])
 			return "ID is already a live folio";
-		r->slot = m->nr_free ? m->free_slot[--m->nr_free] : t->nr_slots++;
+		r->slot = m->nr_free ? m->free_slot[--m->nr_free] : t->nr_slots_epoch++;
+		if (t->nr_slots_epoch > t->nr_slots)
+			t->nr_slots = t->nr_slots_epoch;
 		m->key[i] = r->id + 1;
 		m->val[i] = (uint32_t)t->nr;
 		m->gone[i] = 0;
@@ -236,8 +307,13 @@ int lab_trace_read(FILE *f, struct lab_trace *t, char *err, size_t err_len)
 	int rc = 0;
 
 	memset(t, 0, sizeof(*t));
-	if (!fgets(line, sizeof(line), f) || strncmp(line, TRACE_MAGIC, strlen(TRACE_MAGIC)) ||
-	    (line[strlen(TRACE_MAGIC)] != '\n' && line[strlen(TRACE_MAGIC)] != 0))
+	if (!fgets(line, sizeof(line), f)) {
+		if (ferror(f))
+			return -errno ? -errno : -EIO; /* a directory: EISDIR */
+		return fail(err, err_len, 1, "empty: not a uswap trace");
+	}
+	line[strcspn(line, "\r\n")] = 0; /* a CRLF file reads the same */
+	if (strcmp(line, TRACE_MAGIC))
 		return fail(err, err_len, 1, "not a uswap trace (the first line must "
 			    "be '" TRACE_MAGIC "')");
 	no = 1;
@@ -248,12 +324,14 @@ int lab_trace_read(FILE *f, struct lab_trace *t, char *err, size_t err_len)
 
 		no++;
 		if (!strchr(line, '\n') && !feof(f)) {
-			rc = fail(err, err_len, no, "line too long");
+			rc = fail(err, err_len, no, strlen(line) + 1 < sizeof(line) ?
+				  "a NUL byte in the line" :
+				  "line too long (at most 254 characters)");
 			break;
 		}
 		while (*p == ' ' || *p == '\t')
 			p++;
-		if (*p == '#' || *p == '\n' || !*p)
+		if (*p == '#' || *p == '\n' || *p == '\r' || !*p)
 			continue;
 		why = parse_rec(p, &r);
 		if (!why && r.t_ns < last_t)
@@ -288,7 +366,7 @@ void lab_trace_fini(struct lab_trace *t)
 
 void lab_trace_header(FILE *f, const char *what)
 {
-	fprintf(f, "%s\n# %s\n# T CPU A ORDER ID | T CPU F ID | T CPU I ID PAGE\n",
+	fprintf(f, "%s\n# %s\n# T CPU A ORDER ID | T CPU F ID | T CPU I ID PAGE | T CPU X\n",
 		TRACE_MAGIC, what);
 }
 
@@ -303,6 +381,9 @@ void lab_trace_write(FILE *f, const struct lab_trace_rec *r)
 		break;
 	case LAB_TRACE_SWAPIN:
 		fprintf(f, "%" PRIu64 " %u I %" PRIu64 " %u\n", r->t_ns, r->cpu, r->id, r->page);
+		break;
+	case LAB_TRACE_RESET:
+		fprintf(f, "%" PRIu64 " %u X\n", r->t_ns, r->cpu);
 		break;
 	}
 }

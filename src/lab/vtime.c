@@ -77,28 +77,43 @@ static double *cost_field(struct lab_cost *c, const char *key, size_t len)
 	return NULL;
 }
 
-int lab_cost_parse(const char *s, struct lab_cost *c)
+int lab_cost_parse_why(const char *s, struct lab_cost *c, char *bad, size_t bad_len)
 {
-	while (s && *s) {
+	if (!s || !*s) {
+		snprintf(bad, bad_len, "%s", "");
+		return -EINVAL;
+	}
+	for (;;) {
 		const char *eq = strchr(s, '='), *end = strchr(s, ',');
-		double *f, v;
-		char *e;
+		double *f = NULL, v = 0;
+		char *e = NULL;
 
 		if (!end)
 			end = s + strlen(s);
-		if (!eq || eq > end)
+		if (eq && eq < end) {
+			f = cost_field(c, s, (size_t)(eq - s));
+			/* Decimal only: strtod() would also take hex and "inf". */
+			if (eq[1] >= '0' && eq[1] <= '9' &&
+			    strspn(eq + 1, "0123456789.eE+-") == (size_t)(end - eq - 1))
+				v = strtod(eq + 1, &e);
+		}
+		if (!f || e != end || !isfinite(v) || v < 0 || v > 1e9 ||
+		    (f == &c->jitter && v > 1)) {
+			snprintf(bad, bad_len, "%.*s", (int)(end - s), s);
 			return -EINVAL;
-		f = cost_field(c, s, (size_t)(eq - s));
-		if (!f)
-			return -EINVAL;
-		v = strtod(eq + 1, &e);
-		if (e != end || e == eq + 1 || !isfinite(v) || v < 0 || v > 1e9 ||
-		    (f == &c->jitter && v > 1))
-			return -EINVAL;
+		}
 		*f = v;
-		s = *end ? end + 1 : end;
+		if (!*end)
+			return 0;
+		s = end + 1;
 	}
-	return 0;
+}
+
+int lab_cost_parse(const char *s, struct lab_cost *c)
+{
+	char bad[1];
+
+	return lab_cost_parse_why(s, c, bad, sizeof(bad));
 }
 
 void lab_cost_format(const struct lab_cost *c, char *buf, size_t len)

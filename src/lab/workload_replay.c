@@ -15,7 +15,8 @@
  * An A record is a swap-out as the lab's kernel build does it: slots for
  * the folio (split after -E2BIG up to order 4), each page's store, the
  * page-table references taken. A folio that finds no room stays in memory
- * (its later records do nothing), as in the kernel.
+ * (its later records do nothing), as in the kernel. An X record frees
+ * every folio (the process exec'd: its swap went with the old program).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,7 +33,8 @@ static uint64_t replay_device_slots(const struct lab_workload *wl,
 				    const struct lab_options *opt)
 {
 	(void)opt;
-	return lab_device_slots_for(wl->trace->peak_slots ? wl->trace->peak_slots : 1,
+	/* The peak, plus each device's header slot: at fill 1 it fits. */
+	return lab_device_slots_for(wl->trace->peak_slots + wl->nr_devices,
 				    wl->replay_fill, wl->nr_devices);
 }
 
@@ -54,7 +56,8 @@ static int replay_init(struct lab_env *env)
 	if (!st)
 		return -ENOMEM;
 	env->state = st;
-	if (!t || !t->nr || !(env->wl->replay_fill > 0 && env->wl->replay_fill <= 1))
+	if (!t || !t->nr || !(env->wl->replay_fill >= LAB_REPLAY_MIN_FILL &&
+			      env->wl->replay_fill <= 1))
 		return -EINVAL;
 	st->folio = calloc(t->nr_slots ? t->nr_slots : 1, sizeof(*st->folio));
 	return st->folio ? 0 : -ENOMEM;
@@ -91,6 +94,10 @@ static int replay_one(struct lab_env *env, struct replay_state *st,
 	case LAB_TRACE_SWAPIN:
 		err = lab_folio_free_page(env, 0, f, r->page);
 		return err == -ENOENT ? 0 : err; /* never out, or split away */
+	case LAB_TRACE_RESET: /* the program exec'd: its swap is gone */
+		for (uint32_t i = 0; i < env->wl->trace->nr_slots && !err; i++)
+			err = lab_folio_free(env, 0, &st->folio[i]);
+		return err;
 	}
 	return -EINVAL;
 }
