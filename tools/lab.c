@@ -77,7 +77,8 @@ static const char list_usage_text[] =
 "List the experiments: name, seed thread (its linux-mm subject), summary.\n";
 
 static const char lab_usage_text[] =
-"Usage: uswap lab list | uswap lab costs | uswap lab run NAME [OPTIONS]\n"
+"Usage: uswap lab list [--json] | uswap lab costs [--json]\n"
+"       uswap lab run NAME [OPTIONS]\n"
 "       uswap lab replay FILE --arm POLICY --arm POLICY [OPTIONS]\n"
 "\n"
 "The lab: each seed thread's before/after replayed on libuswap as policy\n"
