@@ -251,6 +251,10 @@ int lab_cmd_option(const char *cmd, int opt, const char *arg, struct run_opts *o
 		o->after = arg;
 		return 0;
 	case LAB_OPT_SVG:
+		if (!lab_svg_path_ok(arg))
+			return cli_usage_error(cmd, "--svg '%s': an empty name, or one with a "
+					       "single quote or a control character, which "
+					       "gnuplot's script cannot take", arg);
 		o->svg = arg;
 		return 0;
 	case LAB_OPT_WORKLOAD:
@@ -447,7 +451,7 @@ static const char *do_svg(const char *cmd, const struct lab_result *res, const c
 		*failed = true;
 		if (err == -EINVAL)
 			fprintf(stderr, "uswap %s: --svg '%s': refused: an empty name, or one "
-				"with a quote or control character\n", cmd, path);
+				"with a single quote or a control character\n", cmd, path);
 		else
 			fprintf(stderr, "uswap %s: --svg %s: cannot write the plot: %s (%s)\n",
 				cmd, path, strerror(-err), cli_errno_name(err));

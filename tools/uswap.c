@@ -12,6 +12,7 @@
 #include "status_cmd.h"
 #include "stress_cmd.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +116,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct command *c;
-	int opt;
+	int opt, rc;
 
 	opterr = 0;
 	/* "+": stop at the command; its options are its own. */
@@ -135,5 +136,10 @@ int main(int argc, char **argv)
 	c = find_command(commands, argv[optind]);
 	if (!c)
 		return cli_usage_error(NULL, "unknown command '%s'", argv[optind]);
-	return c->fn(argc - optind, argv + optind);
+	rc = c->fn(argc - optind, argv + optind);
+	/* A table or a JSON document that did not reach its reader is a
+	 * failure (`uswap lab list > /dev/full`), not a success. */
+	if ((fflush(stdout) || ferror(stdout)) && rc == CLI_EXIT_OK)
+		return cli_runtime_error(NULL, "standard output: %s", strerror(errno ? errno : EIO));
+	return rc;
 }

@@ -512,6 +512,9 @@ int lab_policy_parse(const char *s, struct uswap_policy *p);
 
 /* Is gnuplot on PATH? */
 bool lab_have_gnuplot(void);
+/* Can @path be given to gnuplot (not empty, no single quote, no control
+ * character)? lab_gnuplot_svg() refuses the others with -EINVAL. */
+bool lab_svg_path_ok(const char *path);
 
 /*
  * lab_plot_svg() - write every arm's per-device use curves of @res to

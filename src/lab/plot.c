@@ -105,6 +105,19 @@ int lab_plot_svg(const struct lab_result *res, const char *path)
 	return lab_gnuplot_svg(path, lab_data, lab_script, (void *)res);
 }
 
+bool lab_svg_path_ok(const char *path)
+{
+	/* gnuplot reads the name single-quoted in a script: a single quote
+	 * or a control character (a newline starts a new command) could
+	 * break out of it. */
+	if (!path || !*path)
+		return false;
+	for (const char *c = path; *c; c++)
+		if (*c == '\'' || (unsigned char)*c < 0x20 || *c == 0x7f)
+			return false;
+	return true;
+}
+
 int lab_gnuplot_svg(const char *path, int (*data_fn)(FILE *f, void *ctx),
 		    void (*script_fn)(FILE *g, const char *data, const char *path, void *ctx),
 		    void *ctx)
@@ -115,14 +128,8 @@ int lab_gnuplot_svg(const char *path, int (*data_fn)(FILE *f, void *ctx),
 
 	if (!lab_have_gnuplot())
 		return -ENOENT;
-	/* gnuplot reads the name single-quoted in a script: a quote or a
-	 * control character (a newline starts a new command) could break
-	 * out of it. */
-	if (!*path)
+	if (!lab_svg_path_ok(path))
 		return -EINVAL;
-	for (const char *c = path; *c; c++)
-		if (*c == '\'' || (unsigned char)*c < 0x20 || *c == 0x7f)
-			return -EINVAL;
 	/* Fail here, with the reason, rather than in gnuplot. */
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
