@@ -147,10 +147,17 @@ static double m_throughput_mb_s(const struct lab_arm *a)
  * fallbacks here appear only within a percent or so of full: at 0.99 no
  * arm falls back (docs/lab.md). 300 jobs per vCPU keep the device full
  * for the second half of the run. */
-#define KBUILD_MIX(FILL, PROCS) { .jobs_per_vcpu = 300, .job_min = 8, \
-			   .job_max = 56, .long_pct = 20, .long_cap = 2000, \
-			   .order4_pct = 50, .swapin_pct = 10, .fill = (FILL), \
-			   .procs = (PROCS) }
+#define KBUILD_MIX(FILL, PROCS) KBUILD_MIX_PAGES(FILL, PROCS, 50, 2000)
+/* The same mix with ORDER4 % of folios 64 KiB and up to LONG long-lived
+ * folios per vCPU. Seed 5 names no mTHP setting, and anonymous mTHP is
+ * off unless enabled: its folios are 4 KiB (order4_pct 0), and its
+ * long-lived set keeps the bytes of the 64 KiB mix (2000 folios of 8.5
+ * pages on average are 17000 pages), so clusters still outnumber the
+ * 96 x 8 per-CPU clusters. */
+#define KBUILD_MIX_PAGES(FILL, PROCS, ORDER4, LONG) { .jobs_per_vcpu = 300, \
+			   .job_min = 8, .job_max = 56, .long_pct = 20, \
+			   .long_cap = (LONG), .order4_pct = (ORDER4), \
+			   .swapin_pct = 10, .fill = (FILL), .procs = (PROCS) }
 
 /* Seed 1's era (6.12 -> 6.14): plist rotation, per-device per-CPU
  * clusters, free clusters first, the whole frag list, the old shuffle. */
@@ -304,7 +311,7 @@ static const struct lab_experiment experiments[] = {
 		    .percpu = USWAP_PERCPU_PER_DEVICE } },
 	},
 	.workload = { .kind = LAB_WL_KBUILD, .nr_devices = 8,
-		      .prio = USWAP_PRIO_DEFAULT, .kbuild = KBUILD_MIX(0.7, 96) },
+		      .prio = USWAP_PRIO_DEFAULT, .kbuild = KBUILD_MIX_PAGES(0.7, 96, 0, 17000) },
 	.vcpus = 256,
 	.nr_metrics = 5,
 	.metrics = {
