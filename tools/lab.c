@@ -91,20 +91,15 @@ static const char lab_usage_text[] =
 "  costs       the virtual-time cost table's keys and defaults\n";
 
 static const struct option run_options[] = {
-	{ "vcpus",   required_argument, NULL, LAB_OPT_VCPUS },
+	LAB_COMMON_OPTIONS,
 	{ "threads", required_argument, NULL, LAB_OPT_THREADS },
 	{ "slice",   required_argument, NULL, LAB_OPT_SLICE },
 	{ "scale",   required_argument, NULL, LAB_OPT_SCALE },
-	{ "seed",    required_argument, NULL, LAB_OPT_SEED },
 	{ "before",  required_argument, NULL, LAB_OPT_BEFORE },
 	{ "after",   required_argument, NULL, LAB_OPT_AFTER },
-	{ "svg",     required_argument, NULL, LAB_OPT_SVG },
 	{ "workload", required_argument, NULL, LAB_OPT_WORKLOAD },
-	{ "cost",    required_argument, NULL, LAB_OPT_COST },
 	{ "wall-clock", no_argument,    NULL, LAB_OPT_WALL },
 	{ "trace-out", required_argument, NULL, LAB_OPT_TRACE_OUT },
-	{ "json",    no_argument,       NULL, LAB_OPT_JSON },
-	{ "help",    no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 

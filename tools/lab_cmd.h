@@ -42,6 +42,16 @@ enum {
 	LAB_OPT_ARM, LAB_OPT_DEVICES, LAB_OPT_FILL,
 };
 
+/* The getopt_long() entries of the options both commands take, for the
+ * head of each command's table; lab_cmd_option() handles them. */
+#define LAB_COMMON_OPTIONS \
+	{ "vcpus", required_argument, NULL, LAB_OPT_VCPUS }, \
+	{ "seed",  required_argument, NULL, LAB_OPT_SEED }, \
+	{ "cost",  required_argument, NULL, LAB_OPT_COST }, \
+	{ "svg",   required_argument, NULL, LAB_OPT_SVG }, \
+	{ "json",  no_argument,       NULL, LAB_OPT_JSON }, \
+	{ "help",  no_argument,       NULL, 'h' }
+
 /*
  * lab_cmd_report() - what a run gives: the SVG if asked, then the table
  * or the JSON on stdout. Return: the exit status (runtime error when the

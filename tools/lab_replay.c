@@ -44,15 +44,10 @@ static const char usage_text[] =
 "(bad option, bad policy, bad trace).\n";
 
 static const struct option replay_options[] = {
+	LAB_COMMON_OPTIONS,
 	{ "arm",     required_argument, NULL, LAB_OPT_ARM },
 	{ "devices", required_argument, NULL, LAB_OPT_DEVICES },
 	{ "fill",    required_argument, NULL, LAB_OPT_FILL },
-	{ "vcpus",   required_argument, NULL, LAB_OPT_VCPUS },
-	{ "cost",    required_argument, NULL, LAB_OPT_COST },
-	{ "seed",    required_argument, NULL, LAB_OPT_SEED },
-	{ "svg",     required_argument, NULL, LAB_OPT_SVG },
-	{ "json",    no_argument,       NULL, LAB_OPT_JSON },
-	{ "help",    no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 

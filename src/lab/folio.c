@@ -31,6 +31,31 @@ static void vt_call(struct lab_env *env, bool alloc)
 		lab_vt_charge(env->vt, alloc ? env->vt->cost.alloc : env->vt->cost.free);
 }
 
+/* The library calls the workloads make, each charged its fixed part. */
+static int lab_alloc(struct lab_env *env, unsigned int order, uswap_entry_t *e)
+{
+	vt_call(env, true);
+	return uswap_alloc(env->u, order, e);
+}
+
+static int lab_free(struct lab_env *env, uswap_entry_t e, unsigned int nr)
+{
+	vt_call(env, false);
+	return uswap_free(env->u, e, nr);
+}
+
+static int lab_dup(struct lab_env *env, uswap_entry_t e)
+{
+	vt_call(env, false);
+	return uswap_dup(env->u, e);
+}
+
+static int lab_put_folio(struct lab_env *env, uswap_entry_t e, unsigned int order)
+{
+	vt_call(env, false);
+	return uswap_put_folio(env->u, e, order);
+}
+
 /*
  * The write of a swapped-out folio, in virtual time: each page costs
  * page_out (compression and the copy, off every lock, with the jitter)
@@ -91,9 +116,7 @@ static int slot_alloc(struct lab_env *env, struct lab_thread_stat *ts,
 	uswap_entry_t e;
 	int err;
 
-	vt_call(env, true);
-	err = uswap_alloc(env->u, order, &e);
-
+	err = lab_alloc(env, order, &e);
 	if (err)
 		return err;
 	ts->allocs++;
@@ -109,8 +132,7 @@ static int slot_free(struct lab_env *env, struct lab_thread_stat *ts,
 	uswap_entry_t e = { s->val };
 	int err;
 
-	vt_call(env, false);
-	err = uswap_put_folio(env->u, e, s->order);
+	err = lab_put_folio(env, e, s->order);
 
 	if (err)
 		return err;
@@ -139,8 +161,7 @@ static int free_mapped(struct lab_env *env, struct lab_thread_stat *ts,
 	int err;
 
 	if (f->nr == 1 && !f->gone) {
-		vt_call(env, false);
-		err = uswap_free(env->u, page_entry(f, 0), pages);
+		err = lab_free(env, page_entry(f, 0), pages);
 		if (err)
 			return err;
 		ts->frees++;
@@ -150,8 +171,7 @@ static int free_mapped(struct lab_env *env, struct lab_thread_stat *ts,
 	for (unsigned int i = 0; i < pages; i++) {
 		if (f->gone & (1u << i))
 			continue;
-		vt_call(env, false);
-		err = uswap_free(env->u, page_entry(f, i), 1);
+		err = lab_free(env, page_entry(f, i), 1);
 		if (err)
 			return err;
 		ts->frees++;
@@ -186,14 +206,12 @@ int lab_folio_map(struct lab_env *env, unsigned int thread, struct lab_folio *f)
 	if (!f->nr || f->mapped)
 		return 0;
 	for (unsigned int i = 0; i < pages; i++) {
-		vt_call(env, false);
-		err = uswap_dup(env->u, page_entry(f, i));
+		err = lab_dup(env, page_entry(f, i));
 		if (err)
 			return err;
 	}
 	for (unsigned int i = 0; i < f->nr; i++) {
-		vt_call(env, false);
-		err = uswap_put_folio(env->u, (uswap_entry_t){ f->s[i].val }, f->s[i].order);
+		err = lab_put_folio(env, (uswap_entry_t){ f->s[i].val }, f->s[i].order);
 		if (err)
 			return err;
 	}
@@ -212,8 +230,7 @@ int lab_folio_free_page(struct lab_env *env, unsigned int thread,
 	trace_rec(env, LAB_TRACE_SWAPIN, f, page);
 	if (env->vt)
 		lab_vt_charge_page(env->vt, env->vt->cost.page_in); /* read it back */
-	vt_call(env, false);
-	err = uswap_free(env->u, page_entry(f, page), 1);
+	err = lab_free(env, page_entry(f, page), 1);
 	if (err)
 		return err;
 	ts->frees++;

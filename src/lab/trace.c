@@ -164,60 +164,43 @@ static bool number(const char *s, uint64_t max, uint64_t *out)
 
 #define ID_MAX (UINT64_MAX - 1) /* the books store ID + 1 */
 
-/* Parse one record into @r. Return: NULL, or what is wrong with it. */
-static const char *parse_rec(char *s, struct lab_trace_rec *r)
+/* The fields after T, CPU and the operation of record @r: @f[0..n-1].
+ * Return: NULL, or what is wrong with them. */
+static const char *parse_op(char op, char **f, int n, struct lab_trace_rec *r)
 {
-	char *f[6];
-	int n = split(s, f, 6);
-	uint64_t cpu, a, b;
+	uint64_t a, b;
 
-	if (n == 3 && !strcmp(f[2], "X")) {
-		if (!number(f[0], UINT64_MAX, &r->t_ns))
-			return "T is not a number of ns (0..2^64-1)";
-		if (!number(f[1], UINT32_MAX, &cpu) || cpu >= USWAP_MAX_CPUS)
-			return "CPU out of range (0..1023)";
-		r->cpu = (unsigned int)cpu;
+	switch (op) {
+	case 'X':
+		if (n != 0)
+			return "an X record is 'T CPU X'";
 		r->op = LAB_TRACE_RESET;
 		return NULL;
-	}
-	if (n < 3)
-		return "expected 'T CPU A ORDER ID', 'T CPU F ID', 'T CPU I ID PAGE' "
-		       "or 'T CPU X'";
-	if (strlen(f[2]) != 1 || !strchr("AFIX", f[2][0]))
-		return "unknown operation (A, F, I or X)";
-	if (f[2][0] == 'X')
-		return "an X record is 'T CPU X'";
-	if (!number(f[0], UINT64_MAX, &r->t_ns))
-		return "T is not a number of ns (0..2^64-1)";
-	if (!number(f[1], UINT32_MAX, &cpu) || cpu >= USWAP_MAX_CPUS)
-		return "CPU out of range (0..1023)";
-	r->cpu = (unsigned int)cpu;
-	switch (f[2][0]) {
 	case 'A':
-		if (n != 5)
+		if (n != 2)
 			return "an A record is 'T CPU A ORDER ID'";
-		if (!number(f[3], UINT32_MAX, &a) || a >= USWAP_NR_ORDERS)
+		if (!number(f[0], UINT32_MAX, &a) || a >= USWAP_NR_ORDERS)
 			return "ORDER out of range (0..9)";
-		if (!number(f[4], ID_MAX, &b))
+		if (!number(f[1], ID_MAX, &b))
 			return "ID out of range (0..2^64-2)";
 		r->op = LAB_TRACE_ALLOC;
 		r->order = (unsigned int)a;
 		r->id = b;
 		return NULL;
 	case 'F':
-		if (n != 4)
+		if (n != 1)
 			return "an F record is 'T CPU F ID'";
-		if (!number(f[3], ID_MAX, &a))
+		if (!number(f[0], ID_MAX, &a))
 			return "ID out of range (0..2^64-2)";
 		r->op = LAB_TRACE_FREE;
 		r->id = a;
 		return NULL;
 	case 'I':
-		if (n != 5)
+		if (n != 2)
 			return "an I record is 'T CPU I ID PAGE'";
-		if (!number(f[3], ID_MAX, &a))
+		if (!number(f[0], ID_MAX, &a))
 			return "ID out of range (0..2^64-2)";
-		if (!number(f[4], 512, &b))
+		if (!number(f[1], 512, &b))
 			return "PAGE out of range";
 		r->op = LAB_TRACE_SWAPIN;
 		r->id = a;
@@ -225,6 +208,27 @@ static const char *parse_rec(char *s, struct lab_trace_rec *r)
 		return NULL;
 	}
 	return "unknown operation (A, F, I or X)";
+}
+
+/* Parse one record, 'T CPU OP ...', into @r. Return: NULL, or what is
+ * wrong with it. */
+static const char *parse_rec(char *s, struct lab_trace_rec *r)
+{
+	char *f[6];
+	int n = split(s, f, 6);
+	uint64_t cpu;
+
+	if (n < 3)
+		return "expected 'T CPU A ORDER ID', 'T CPU F ID', 'T CPU I ID PAGE' "
+		       "or 'T CPU X'";
+	if (strlen(f[2]) != 1)
+		return "unknown operation (A, F, I or X)";
+	if (!number(f[0], UINT64_MAX, &r->t_ns))
+		return "T is not a number of ns (0..2^64-1)";
+	if (!number(f[1], UINT32_MAX, &cpu) || cpu >= USWAP_MAX_CPUS)
+		return "CPU out of range (0..1023)";
+	r->cpu = (unsigned int)cpu;
+	return parse_op(f[2][0], f + 3, n - 3, r);
 }
 
 /* Check @r against the folios alive so far and update them. */
