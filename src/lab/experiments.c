@@ -341,27 +341,23 @@ static const struct lab_experiment experiments[] = {
 #define NR_EXPERIMENTS (sizeof(experiments) / sizeof(experiments[0]))
 
 /* A replay's metrics: what the seeds measure, with no claim to check. */
+#define NO_CLAIMS { LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM }
+#define REPLAY_METRIC(KEY, LABEL, UNIT, FN) { KEY, LABEL, UNIT, NO_CLAIMS, FN, "", 0 }
+
 static const struct lab_metric replay_metrics[] = {
-	{ "ns_per_alloc", "CPU ns per allocation (sys time)", "ns",
-	  { LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM }, m_ns_per_alloc, "", 0 },
-	{ "real_s", "real time", "s",
-	  { LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM }, m_real_s, "", 0 },
-	{ "shared_locks_per_alloc", "shared-lock acquisitions / alloc", "",
-	  { LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM },
-	  m_shared_locks_per_alloc, "", 0 },
-	{ "shared_contended_per_1k_allocs", "shared-lock contentions / 1k allocs", "",
-	  { LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM },
-	  m_shared_contended_per_1k, "", 0 },
-	{ "shared_wait_ns_per_alloc", "shared-lock wait per allocation", "ns",
-	  { LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM },
-	  m_shared_wait_per_alloc, "", 0 },
-	{ "order4_fallback_pct", "order-4 fallback %", "%",
-	  { LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM },
-	  m_order4_fallback_pct, "", 0 },
-	{ "list_scan_steps_per_1k_allocs", "list scan steps / 1k allocs", "",
-	  { LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM }, m_list_scan_per_1k, "", 0 },
-	{ "device_use_max_min", "device use max/min at peak", "",
-	  { LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM, LAB_NO_CLAIM }, m_use_ratio, "", 0 },
+	REPLAY_METRIC("ns_per_alloc", "CPU ns per allocation (sys time)", "ns",
+		      m_ns_per_alloc),
+	REPLAY_METRIC("real_s", "real time", "s", m_real_s),
+	REPLAY_METRIC("shared_locks_per_alloc", "shared-lock acquisitions / alloc", "",
+		      m_shared_locks_per_alloc),
+	REPLAY_METRIC("shared_contended_per_1k_allocs", "shared-lock contentions / 1k allocs",
+		      "", m_shared_contended_per_1k),
+	REPLAY_METRIC("shared_wait_ns_per_alloc", "shared-lock wait per allocation", "ns",
+		      m_shared_wait_per_alloc),
+	REPLAY_METRIC("order4_fallback_pct", "order-4 fallback %", "%", m_order4_fallback_pct),
+	REPLAY_METRIC("list_scan_steps_per_1k_allocs", "list scan steps / 1k allocs", "",
+		      m_list_scan_per_1k),
+	REPLAY_METRIC("device_use_max_min", "device use max/min at peak", "", m_use_ratio),
 };
 
 void lab_replay_experiment(struct lab_experiment *e, const char *what)
