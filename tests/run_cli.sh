@@ -9,7 +9,8 @@
 # NBD export (nbdkit) as tiers; an encrypted device; uswap status on
 # a live program (owner-only socket, a dead one's removed); then the exit
 # status passthrough, SIGTERM, --json, and bad input (CMD not found is
-# 127, a bad --device or --limit is 2 and nothing starts).
+# 127, a bad --device or --limit is 2 and nothing starts; a --trace FIFO
+# that no one reads is 2 at once, one with a reader gets the trace).
 # Skips (77) when the agent is not built (sanitizer builds) or kernel-fault
 # userfaultfd is not permitted here.
 #
@@ -335,6 +336,26 @@ grep -q "command not found" "$dir/nf.err" || fail "no message for CMD not found"
 [ $? = 2 ] || fail "--json with no FILE: want 2"
 grep -q "needs a FILE" "$dir/json.err" || fail "--json --: $(cat "$dir/json.err")"
 [ ! -e "$dir/started" ] && [ ! -e ./-- ] || fail "--json --: CMD started or a file named -- written"
+# A FIFO that no one reads is refused at once (no wait forever); one with
+# a reader gets the whole trace and JSON, the reader its end at the end.
+mkfifo "$dir/fifo"
+timeout 20 "$uswap" run --trace "$dir/fifo" -- touch "$dir/started" 2> "$dir/fifo.err"
+[ $? = 2 ] || fail "--trace to an unread FIFO: want 2 ($(cat "$dir/fifo.err"))"
+grep -q "no process reads" "$dir/fifo.err" || fail "unread FIFO: $(cat "$dir/fifo.err")"
+[ ! -e "$dir/started" ] || fail "unread FIFO: CMD started"
+for opt in --trace --json; do
+	cat "$dir/fifo" > "$dir/fifo.out" &
+	reader=$!
+	timeout 60 "$uswap" run --limit 8M $opt "$dir/fifo" -- "$helper" alloc 24 > /dev/null 2>&1 ||
+		{ kill $reader 2> /dev/null; fail "$opt to a read FIFO"; }
+	wait $reader || fail "$opt: the FIFO's reader failed"
+	case $opt in
+	--trace) grep -q ' A ' "$dir/fifo.out" && "$uswap" lab replay "$dir/fifo.out" \
+			--arm default --arm lock=device > /dev/null 2>&1 ;;
+	--json) python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["swpin"] > 0' \
+			"$dir/fifo.out" ;;
+	esac || fail "$opt through a FIFO: $(head -c 300 "$dir/fifo.out")"
+done
 if command -v mkswap > /dev/null || [ -x /usr/sbin/mkswap ]; then
 	head -c 16777216 /dev/zero > "$dir/s.img" && chmod 600 "$dir/s.img"
 	PATH=$PATH:/usr/sbin mkswap -q "$dir/s.img" > /dev/null

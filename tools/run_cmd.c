@@ -353,6 +353,24 @@ static int report(const struct run_opts *o, const char *stats, int status)
 	return rc;
 }
 
+/*
+ * check_output() - can @path, given to option @opt, be written? Opened,
+ * created if need be, with @flags, and kept open in *@fd until the run's
+ * report is written: a FIFO's reader then sees its end only once the
+ * writers that open it again (the agent, the report) are done. The open
+ * does not block, so a FIFO that no process reads is an error at once,
+ * not a wait forever. Return: 0, or the usage error's exit status.
+ */
+static int check_output(const char *opt, const char *path, int flags, int *fd)
+{
+	*fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | flags, 0644);
+	if (*fd >= 0)
+		return 0;
+	if (errno == ENXIO)
+		return cli_usage_error(CMD, "%s %s: a FIFO that no process reads", opt, path);
+	return cli_usage_error(CMD, "%s %s: %s", opt, path, strerror(errno));
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o;
@@ -361,7 +379,7 @@ int cmd_run(int argc, char **argv)
 	pid_t parent = getpid();
 	struct cli_plot *plot = NULL;
 	const char *agent;
-	int rc, fd, status;
+	int rc, fd, status, json_fd = -1, trace_fd = -1;
 
 	rc = parse_opts(argc, argv, &o);
 	if (rc)
@@ -373,12 +391,8 @@ int cmd_run(int argc, char **argv)
 		return cli_runtime_error(CMD, "libuswap-preload.so not found: tried %s (set "
 					 "USWAP_PRELOAD to its path; it is not built under a "
 					 "sanitizer)", agent_buf);
-	if (o.json) { /* it must be writable before CMD starts */
-		fd = open(o.json, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0)
-			return cli_usage_error(CMD, "--json %s: %s", o.json, strerror(errno));
-		close(fd);
-	}
+	if (o.json && (rc = check_output("--json", o.json, 0, &json_fd)))
+		return rc; /* it must be writable before CMD starts */
 	if (o.plot) { /* likewise */
 		bool made;
 
@@ -388,12 +402,8 @@ int cmd_run(int argc, char **argv)
 					  "swpin (folios)")))
 			return cli_runtime_error(CMD, "out of memory");
 	}
-	if (o.trace) { /* last: a usage error must not empty it */
-		fd = open(o.trace, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0)
-			return cli_usage_error(CMD, "--trace %s: %s", o.trace, strerror(errno));
-		close(fd);
-	}
+	if (o.trace && (rc = check_output("--trace", o.trace, O_TRUNC, &trace_fd)))
+		return rc; /* last: a usage error must not empty it */
 
 	snprintf(stats, sizeof(stats), "%s/uswap-run-stats-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	fd = mkstemp(stats);
@@ -424,6 +434,8 @@ int cmd_run(int argc, char **argv)
 		sigaction(passed_on[i], &sa, NULL);
 	status = wait_child(plot);
 	rc = report(&o, stats, status);
+	close(json_fd);
+	close(trace_fd);
 	if (plot)
 		cli_plot_finish(plot, "run"); /* a failure is said; CMD's status stands */
 	return rc ? rc : status;
