@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # lab_replay.sh USWAP - a lab workload's trace (--trace-out) replays under
 # three policies; a trace with a bad record is refused with its line
-# (exit status 2) and a missing file is a runtime error (1).
+# (exit status 2) and a missing file is a runtime error (1); --svg takes
+# any name, and a plot that cannot be written is exit 1.
 set -u
 uswap=$1
 dir=$(mktemp -d)
@@ -44,6 +45,22 @@ rc=$?
 "$uswap" lab replay "$dir/t.trace" --arm default > /dev/null 2>&1
 rc=$?
 [ $rc = 2 ] || fail "one arm: exit $rc, want 2"
+
+# --svg: any name (gnuplot draws into a file of ours); a plot that cannot
+# be written is exit 1, said.
+if command -v gnuplot > /dev/null; then
+	svg="$dir/a'b\"c d.svg"
+	"$uswap" lab replay "$dir/t.trace" --arm default --arm lock=device --svg "$svg" \
+		> /dev/null 2> "$dir/svg.err" || fail "--svg with quotes: $(head -n 3 "$dir/svg.err")"
+	grep -q '<svg' "$svg" || fail "--svg with quotes: no SVG written"
+	if [ -w /dev/full ]; then
+		"$uswap" lab replay "$dir/t.trace" --arm default --arm lock=device \
+			--svg /dev/full > /dev/null 2> "$dir/full.err"
+		rc=$?
+		[ $rc = 1 ] || fail "--svg /dev/full: exit $rc, want 1"
+		grep -q 'ENOSPC' "$dir/full.err" || fail "--svg /dev/full: $(cat "$dir/full.err")"
+	fi
+fi
 
 [ $status = 0 ] && echo "ok: $records records replayed under 3 arms; bad ones refused"
 exit $status

@@ -315,9 +315,6 @@ fi
 "$uswap" run --plot /nonexistent/dir/x.svg -- touch "$dir/started" 2> "$dir/plotbad.err"
 [ $? = 2 ] || fail "--plot into a missing directory: want 2"
 [ ! -e "$dir/started" ] || fail "--plot refused but CMD started"
-"$uswap" run --plot "$dir/a'b.svg" -- touch "$dir/started" 2> /dev/null
-[ $? = 2 ] || fail "--plot with a quote in the path: want 2"
-[ ! -e "$dir/started" ] && [ ! -e "$dir/a'b.svg" ] || fail "--plot with a quote: CMD ran or a file made"
 "$uswap" run --plot "$dir/short.svg" -- true 2> "$dir/short.err" || fail "--plot, short CMD"
 [ ! -e "$dir/short.svg" ] || fail "--plot: an empty SVG left by a CMD shorter than a sample"
 grep -q "nothing drawn" "$dir/short.err" || fail "--plot, short CMD: $(cat "$dir/short.err")"

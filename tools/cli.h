@@ -188,9 +188,8 @@ struct cli_plot {
 	char names[CLI_PLOT_MAX_DEVICES][64];
 };
 
-/* cli_plot_open() - check @path for --plot (gnuplot takes it in single
- * quotes: no quote or control character) and create it; *@made says
- * whether it did not exist before. Return: 0, or CLI_EXIT_USAGE after
+/* cli_plot_open() - check that @path for --plot (any name) can be
+ * created, and create it; *@made says whether it did not exist before. Return: 0, or CLI_EXIT_USAGE after
  * saying why (as @cmd). */
 int cli_plot_open(const char *cmd, const char *path, bool *made);
 

@@ -512,29 +512,25 @@ int lab_policy_parse(const char *s, struct uswap_policy *p);
 
 /* Is gnuplot on PATH? */
 bool lab_have_gnuplot(void);
-/* Can @path be given to gnuplot (not empty, no single quote, no control
- * character)? lab_gnuplot_svg() refuses the others with -EINVAL. */
-bool lab_svg_path_ok(const char *path);
-
 /*
  * lab_plot_svg() - write every arm's per-device use curves of @res to
  * @path as one SVG (one panel per arm).
  * Return: 0; -ENOENT (no gnuplot, or no such directory for @path: call
- * lab_have_gnuplot() first to tell them apart);
- * -EINVAL (@path empty, or holding a quote or control character, which
- * gnuplot's script could not take safely); -errno of opening @path for
- * writing; -ENODATA (no samples); -EIO (gnuplot failed); -errno of a
- * temp file. Gnuplot's own output never reaches the caller's stdout.
+ * lab_have_gnuplot() first to tell them apart); -errno of opening or
+ * writing @path (-ENOSPC of a full disk); -ENODATA (no samples); -EIO
+ * (gnuplot failed or drew nothing); -errno of a temp file. Gnuplot's own
+ * output never reaches the caller's stdout.
  */
 int lab_plot_svg(const struct lab_result *res, const char *path);
 
 /*
- * lab_gnuplot_svg() - the plumbing of any SVG drawn by gnuplot: check
- * @path (as lab_plot_svg() does) and create it, write the samples with
- * @data_fn into a temporary file, then feed gnuplot the script
- * @script_fn writes (it gets the data file's and the SVG's names, both
- * safe inside single quotes). Return: as lab_plot_svg(), plus @data_fn's
- * -errno. Used by `uswap run --plot` and `uswap stress --plot` too.
+ * lab_gnuplot_svg() - the plumbing of any SVG drawn by gnuplot: create
+ * @path (any name), write the samples with @data_fn into a temporary
+ * file, feed gnuplot the script @script_fn writes (it gets the names of
+ * the data file and of a temporary SVG, both safe inside single quotes),
+ * then copy that SVG into @path, every write checked. Return: as
+ * lab_plot_svg(), plus @data_fn's -errno. Used by `uswap run --plot` and
+ * `uswap stress --plot` too.
  */
 int lab_gnuplot_svg(const char *path, int (*data_fn)(FILE *f, void *ctx),
 		    void (*script_fn)(FILE *g, const char *data, const char *path, void *ctx),

@@ -105,58 +105,91 @@ int lab_plot_svg(const struct lab_result *res, const char *path)
 	return lab_gnuplot_svg(path, lab_data, lab_script, (void *)res);
 }
 
-bool lab_svg_path_ok(const char *path)
+/* Copy the file @from to @fd. Return: 0; -EIO when @from is empty (gnuplot
+ * drew nothing); -errno of a read or write (ENOSPC of a full disk). */
+static int copy_to(const char *from, int fd)
 {
-	/* gnuplot reads the name single-quoted in a script: a single quote
-	 * or a control character (a newline starts a new command) could
-	 * break out of it. */
-	if (!path || !*path)
-		return false;
-	for (const char *c = path; *c; c++)
-		if (*c == '\'' || (unsigned char)*c < 0x20 || *c == 0x7f)
-			return false;
-	return true;
+	char buf[65536];
+	int in = open(from, O_RDONLY | O_CLOEXEC), err = 0;
+	size_t total = 0;
+	ssize_t n;
+
+	if (in < 0)
+		return -errno;
+	while (!err && (n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			err = errno == EINTR ? 0 : -errno;
+			continue;
+		}
+		for (ssize_t off = 0, w; !err && off < n; off += w > 0 ? w : 0) {
+			w = write(fd, buf + off, (size_t)(n - off));
+			if (w < 0 && errno != EINTR)
+				err = -errno;
+		}
+		total += (size_t)n;
+	}
+	close(in);
+	return err ? err : total ? 0 : -EIO;
+}
+
+/* Feed gnuplot @script_fn's script drawing @data into @svg. */
+static int run_gnuplot(const char *data, const char *svg,
+		       void (*script_fn)(FILE *g, const char *data, const char *path, void *ctx),
+		       void *ctx)
+{
+	FILE *g = popen("gnuplot >/dev/null 2>&1", "w"); /* never onto our stdout */
+
+	if (!g)
+		return -EIO;
+	script_fn(g, data, svg, ctx);
+	return pclose(g) == 0 ? 0 : -EIO;
 }
 
 int lab_gnuplot_svg(const char *path, int (*data_fn)(FILE *f, void *ctx),
 		    void (*script_fn)(FILE *g, const char *data, const char *path, void *ctx),
 		    void *ctx)
 {
-	char data[] = "/tmp/uswap-plot-XXXXXX";
-	FILE *f, *g;
-	int fd, err;
+	char data[] = "/tmp/uswap-plot-XXXXXX", svg[] = "/tmp/uswap-plot-XXXXXX.svg";
+	int out, fd, err;
+	FILE *f;
 
 	if (!lab_have_gnuplot())
 		return -ENOENT;
-	if (!lab_svg_path_ok(path))
-		return -EINVAL;
 	/* Fail here, with the reason, rather than in gnuplot. */
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0)
 		return -errno;
+	fd = mkstemps(svg, 4);
+	if (fd < 0) {
+		err = -errno;
+		close(out);
+		return err;
+	}
 	close(fd);
 	fd = mkstemp(data);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
+	f = fd < 0 ? NULL : fdopen(fd, "w");
 	if (!f) {
 		err = -errno;
-		close(fd);
-		unlink(data);
+		if (fd >= 0) {
+			close(fd);
+			unlink(data);
+		}
+		unlink(svg);
+		close(out);
 		return err;
 	}
 	err = data_fn(f, ctx);
 	if (fclose(f) && !err)
 		err = -EIO;
-	if (!err) {
-		g = popen("gnuplot >/dev/null 2>&1", "w"); /* never onto our stdout */
-		if (!g) {
-			err = -EIO;
-		} else {
-			script_fn(g, data, path, ctx);
-			err = pclose(g) == 0 ? 0 : -EIO;
-		}
-	}
+	/* gnuplot draws into a file of ours: it takes the name quoted, and
+	 * it says nothing of a failed write, which copy_to() sees. */
+	if (!err)
+		err = run_gnuplot(data, svg, script_fn, ctx);
+	if (!err)
+		err = copy_to(svg, out);
+	if (close(out) && !err)
+		err = -errno;
 	unlink(data);
+	unlink(svg);
 	return err;
 }
