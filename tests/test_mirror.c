@@ -7,7 +7,8 @@
  * error; when both legs fail, swap-outs answer -EIO (the caller keeps its
  * pages) and swap-ins -EIO, never other bytes. A failed leg replaced
  * while another thread writes is copied to in step with the writes: once
- * the copy is done it alone serves every page. Over two nbdkit servers
+ * the copy is done it alone serves every page; a mirror of crypt legs
+ * takes a crypt replacement only, and resyncs it. Over two nbdkit servers
  * (skipped without nbdkit): one killed in the middle loses nothing, both
  * killed give errors and no hang.
  */
@@ -243,6 +244,38 @@ static void test_a_replaced_leg_is_resynced_while_in_use(void **state)
 	uswap_destroy(u);
 }
 
+/* A mirror of encrypted legs takes only an encrypted replacement (the
+ * resync would copy the pages, opened, onto a plain one), and the resync
+ * copies the slots holding data alone: reading an empty slot of a crypt
+ * leg fails, which once failed the healthy leg and lost every page. */
+static void test_an_encrypted_mirror_resyncs_onto_an_encrypted_leg_only(void **state)
+{
+	struct uswap_swap_io io[N];
+	struct uswap *u = t_create(2, 0);
+	struct backend *b;
+	char err[512];
+	int type;
+
+	type = t_swapon_spec(u, "mirror::faulty::crypt:ram:64M|faulty::crypt:ram:64M", &b);
+	t_true(b->encrypted);
+	fill_all(7);
+	t_eq(swap_out_all(u, io, 0), N);
+	t_eq(faulty_fail_nth(mirror_leg(b, 0), 1, true), 0);
+	for (unsigned int i = 0; i < N; i++) /* fails over to leg 1 */
+		t_eq(uswap_swap_in(u, io[i].entry, 0, back), 0);
+	t_eq(uswap_mirror_replace(u, type, "ram:64M", err, sizeof(err)), -EINVAL);
+	t_true(strstr(err, "in the clear") != NULL);
+	t_eq(uswap_mirror_replace(u, type, "crypt:ram:64M", err, sizeof(err)), 0);
+	for (int i = 0; i < 400 && mirror_syncing(b); i++)
+		usleep(10000);
+	t_true(!mirror_syncing(b));
+	t_true(b->encrypted);
+	t_eq(faulty_fail_nth(mirror_leg(b, 1), 1, true), 0); /* only the new leg now */
+	read_back_all(u, io, 0);
+	t_eq_u64(t_total_inuse(u), 0);
+	uswap_destroy(u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +284,7 @@ int main(void)
 		cmocka_unit_test(test_mirror_with_both_legs_failed_answers_eio),
 		cmocka_unit_test(test_mirror_of_two_nbd_servers_survives_one),
 		cmocka_unit_test(test_a_replaced_leg_is_resynced_while_in_use),
+		cmocka_unit_test(test_an_encrypted_mirror_resyncs_onto_an_encrypted_leg_only),
 	};
 	return t_run(tests);
 }

@@ -105,8 +105,8 @@ USWAP_API int uswap_device_print_stats(struct uswap *u, int type, FILE *out);
  * Progress and the end show in uswap_device_print_stats() (leg state
  * "syncing", resynced_slots).
  * Return: 0 (the copy runs); -ENOENT (no device @type); -EINVAL (not a
- * mirror, no failed leg, the new one smaller than the mirror, a bad
- * spec); -EBUSY (a copy under way); -ENOSPC (replaced 8 times already);
+ * mirror, no failed leg, the new one smaller than the mirror, a plain
+ * one for a mirror of encrypted legs, a bad spec); -EBUSY (a copy under way); -ENOSPC (replaced 8 times already);
  * with a message in @err.
  * Thread-safety: any thread; takes the swapon lock.
  */

@@ -46,6 +46,7 @@ void backend_init(struct backend *b, const struct backend_ops *ops,
 	b->is_file = false;
 	b->free_notify = false;
 	b->discard_clusters = false;
+	b->encrypted = false;
 }
 
 void backend_release(struct backend *b)

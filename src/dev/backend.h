@@ -94,6 +94,8 @@ struct backend {
 				 frees, at once (zram's swap_slot_free_notify:
 				 the memory goes back); others are discarded
 				 per cluster or not at all */
+	bool encrypted;       /* stores every page sealed: a crypt layer, a
+				 wrapper over one, a mirror of two */
 };
 
 /* Helpers for backends whose I/O is synchronous (ram, zram): submit runs

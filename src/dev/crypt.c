@@ -500,6 +500,7 @@ int backend_crypt_open(struct backend *inner, struct backend **out, char *err, s
 	cb->b.is_file = inner->is_file;
 	cb->b.discard_clusters = inner->discard_clusters;
 	cb->b.free_notify = true; /* every freed slot: its key count drops */
+	cb->b.encrypted = true;
 	snprintf(cb->b.name, sizeof(cb->b.name), "crypt:%.56s", inner->name);
 	*out = &cb->b;
 	return 0;

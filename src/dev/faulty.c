@@ -478,6 +478,7 @@ int backend_faulty_open(struct backend *inner, const struct faulty_opts *opts,
 	fy->b.is_file = inner->is_file;
 	fy->b.free_notify = inner->free_notify;
 	fy->b.discard_clusters = inner->discard_clusters;
+	fy->b.encrypted = inner->encrypted;
 	*out = &fy->b;
 	return 0;
 }

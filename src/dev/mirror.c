@@ -13,13 +13,17 @@
  *
  * A failed leg can be replaced while the mirror is in use
  * (mirror_replace()): the new leg is "syncing" until a thread has copied
- * every slot from the healthy leg, chunk by chunk. It is read from only
+ * every slot that holds data (written since its last discard: a bit per
+ * slot) from the healthy leg, chunk by chunk; an empty slot is not even
+ * read, which a crypt leg could not do. It is read from only
  * once the copy is complete. Writes meanwhile are made synchronously under
  * the lock of their chunk, which the copy holds while it copies that
  * chunk: a write to a chunk already copied goes to both legs, a write to
  * one not yet copied to the healthy leg only (the copy brings it over
- * later), so the copy never overwrites newer data. The replaced leg is
- * closed with the mirror (a request to it may still be in flight).
+ * later), so the copy never overwrites newer data; a discard takes the
+ * chunk's lock too, so a slot freed meanwhile is not brought over. The
+ * replaced leg is closed with the mirror (a request to it may still be
+ * in flight).
  *
  * The geometry is the smaller leg's: nr_slots the smaller, first_slot the
  * larger of the two. Asynchronous requests are split into one request
@@ -54,6 +58,8 @@ struct mirror_backend {
 	_Atomic int sync_leg;        /* the leg being copied to, or -1 */
 	_Atomic uint64_t synced_upto; /* slots below this are copied */
 	_Atomic uint64_t nr_resynced; /* slots copied, all resyncs */
+	_Atomic uint64_t *stored;    /* bit per slot: written since its last
+					discard, what a resync copies */
 	pthread_t sync_thread;
 	bool sync_started;           /* sync_thread to join */
 	_Atomic bool sync_stop;
@@ -77,6 +83,25 @@ struct mirror_req {
 static inline struct mirror_backend *to_mirror(struct backend *b)
 {
 	return (struct mirror_backend *)b;
+}
+
+/* The stored bits of slots [@slot, @slot + @nr): set before a write
+ * reaches a leg, cleared by a discard before it does. */
+static void stored_mark(struct mirror_backend *mb, uint64_t slot, uint64_t nr, bool on)
+{
+	for (uint64_t s = slot; s < slot + nr; s++) {
+		uint64_t bit = UINT64_C(1) << (s % 64);
+
+		if (on)
+			atomic_fetch_or_explicit(&mb->stored[s / 64], bit, memory_order_relaxed);
+		else
+			atomic_fetch_and_explicit(&mb->stored[s / 64], ~bit, memory_order_relaxed);
+	}
+}
+
+static bool stored(struct mirror_backend *mb, uint64_t s)
+{
+	return atomic_load_explicit(&mb->stored[s / 64], memory_order_relaxed) >> (s % 64) & 1;
 }
 
 static bool healthy(struct mirror_backend *mb, int leg)
@@ -137,6 +162,7 @@ static int write_syncing(struct mirror_backend *mb, int sleg, uint64_t slot,
 	int other = !sleg, rc = -EIO;
 
 	pthread_mutex_lock(lock);
+	stored_mark(mb, slot, UINT64_C(1) << order, true);
 	if (healthy(mb, other)) {
 		rc = mb->leg[other]->ops->write(mb->leg[other], slot, order, buf);
 		if (rc) {
@@ -169,6 +195,7 @@ static int mirror_write(struct backend *b, uint64_t slot, unsigned int order,
 		atomic_fetch_sub(&mb->writers, 1);
 		return write_syncing(mb, sleg, slot, order, buf);
 	}
+	stored_mark(mb, slot, UINT64_C(1) << order, true);
 	for (int leg = 0; leg < 2; leg++) {
 		if (!healthy(mb, leg))
 			continue;
@@ -181,15 +208,44 @@ static int mirror_write(struct backend *b, uint64_t slot, unsigned int order,
 	return stored ? 0 : -EIO;
 }
 
+/* A discard while a leg is being copied to: under the chunks' locks, so
+ * the copy never brings over a slot freed meanwhile; the copied part of
+ * the syncing leg is discarded too (a crypt leg wipes its keys). */
+static void discard_syncing(struct mirror_backend *mb, int sleg, uint64_t slot, uint64_t nr)
+{
+	for (uint64_t s = slot, end = slot + nr, next; s < end; s = next) {
+		pthread_mutex_t *lock = &mb->chunk_lock[(s / MIRROR_CHUNK) % MIRROR_LOCKS];
+
+		next = (s / MIRROR_CHUNK + 1) * MIRROR_CHUNK;
+		if (next > end)
+			next = end;
+		pthread_mutex_lock(lock);
+		stored_mark(mb, s, next - s, false);
+		for (int leg = 0; leg < 2; leg++)
+			if (healthy(mb, leg) || (leg == sleg && s < atomic_load_explicit(
+					&mb->synced_upto, memory_order_acquire)))
+				(void)mb->leg[leg]->ops->discard(mb->leg[leg], s, next - s);
+		pthread_mutex_unlock(lock);
+	}
+}
+
 static int mirror_discard(struct backend *b, uint64_t slot, uint64_t nr_slots)
 {
 	struct mirror_backend *mb = to_mirror(b);
-	int rc = backend_check_range(b, slot, nr_slots);
+	int rc = backend_check_range(b, slot, nr_slots), sleg;
 
-	for (int leg = 0; !rc && leg < 2; leg++)
-		if (healthy(mb, leg)) /* a syncing leg keeps stale data: allowed */
+	if (rc)
+		return rc;
+	sleg = syncing_leg(mb);
+	if (sleg >= 0) {
+		discard_syncing(mb, sleg, slot, nr_slots);
+		return 0;
+	}
+	stored_mark(mb, slot, nr_slots, false);
+	for (int leg = 0; leg < 2; leg++)
+		if (healthy(mb, leg))
 			(void)mb->leg[leg]->ops->discard(mb->leg[leg], slot, nr_slots);
-	return rc; /* a discard that did not happen leaves stale data: allowed */
+	return 0; /* a discard that did not happen leaves stale data: allowed */
 }
 
 static int mirror_flush(struct backend *b)
@@ -320,6 +376,7 @@ static int mirror_submit(struct backend *b, struct backend_io *io)
 	}
 	/* WRITE: one child per healthy leg; the pending count covers both
 	 * children before either can complete. */
+	stored_mark(mb, io->slot, UINT64_C(1) << io->order, true);
 	atomic_init(&r->pending, 2);
 	for (leg = 0; leg < 2; leg++) {
 		struct backend_io *c = &r->child[leg];
@@ -394,6 +451,7 @@ static void mirror_close(struct backend *b)
 		mb->retired[i]->ops->close(mb->retired[i]);
 	for (unsigned int i = 0; i < MIRROR_LOCKS; i++)
 		pthread_mutex_destroy(&mb->chunk_lock[i]);
+	free(mb->stored);
 	free(mb);
 }
 
@@ -436,13 +494,14 @@ bool mirror_syncing(struct backend *b)
 /* ------------------------------------------------------------------ */
 /* Resync */
 
-/* Copy chunk @c from leg @from to leg @to, holding the chunk's lock.
- * Return: 0, or -EIO (a leg failed: marked). */
+/* Copy the stored slots of chunk @c from leg @from to leg @to, holding
+ * the chunk's lock. Return: 0, or -EIO (a leg failed: marked). */
 static int copy_chunk(struct mirror_backend *mb, int from, int to, uint64_t c,
 		      unsigned char *buf)
 {
 	pthread_mutex_t *lock = &mb->chunk_lock[c % MIRROR_LOCKS];
 	uint64_t first = c * MIRROR_CHUNK, end = first + MIRROR_CHUNK;
+	uint64_t copied = 0;
 	int rc = 0;
 
 	if (first < mb->b.first_slot)
@@ -451,16 +510,20 @@ static int copy_chunk(struct mirror_backend *mb, int from, int to, uint64_t c,
 		end = mb->b.nr_slots;
 	pthread_mutex_lock(lock);
 	for (uint64_t s = first; !rc && s < end; s++) {
+		if (!stored(mb, s))
+			continue; /* nothing there: a crypt leg cannot even read it */
 		if (mb->leg[from]->ops->read(mb->leg[from], s, 0, buf)) {
 			leg_failed(mb, from);
 			rc = -EIO;
 		} else if (mb->leg[to]->ops->write(mb->leg[to], s, 0, buf)) {
 			leg_failed(mb, to);
 			rc = -EIO;
+		} else {
+			copied++;
 		}
 	}
 	if (!rc) {
-		atomic_fetch_add(&mb->nr_resynced, end > first ? end - first : 0);
+		atomic_fetch_add(&mb->nr_resynced, copied);
 		atomic_store_explicit(&mb->synced_upto, (c + 1) * MIRROR_CHUNK,
 				      memory_order_release);
 	}
@@ -513,6 +576,11 @@ int mirror_replace(struct backend *b, struct backend *leg, char *err, size_t err
 				    "slots, the mirror %llu", b->name,
 				    (unsigned long long)leg->nr_slots,
 				    (unsigned long long)mb->b.nr_slots);
+	/* The resync would copy the healthy leg's pages, opened, onto it. */
+	if (mb->b.encrypted && !leg->encrypted)
+		return backend_errf(err, errlen, -EINVAL, "%s: its legs are encrypted and "
+				    "the replacement is not: it would hold the pages in the "
+				    "clear (wrap it in crypt:)", b->name);
 	if (mb->nr_retired == MIRROR_MAX_RETIRED)
 		return backend_errf(err, errlen, -ENOSPC, "%s: replaced %u times already",
 				    b->name, MIRROR_MAX_RETIRED);
@@ -539,20 +607,26 @@ int mirror_replace(struct backend *b, struct backend *leg, char *err, size_t err
 int backend_mirror_open(struct backend *a, struct backend *b, struct backend **out,
 			char *err, size_t errlen)
 {
+	uint64_t nr_slots = a->nr_slots < b->nr_slots ? a->nr_slots : b->nr_slots;
 	struct mirror_backend *mb = calloc(1, sizeof(*mb));
 
-	if (!mb)
+	if (mb)
+		mb->stored = calloc((nr_slots + 63) / 64, sizeof(*mb->stored));
+	if (!mb || !mb->stored) {
+		free(mb);
 		return backend_errf(err, errlen, -ENOMEM, "out of memory");
+	}
 	mb->b.ops = &mirror_ops;
 	mb->leg[0] = a;
 	mb->leg[1] = b;
 	atomic_init(&mb->sync_leg, -1);
 	for (unsigned int i = 0; i < MIRROR_LOCKS; i++)
 		pthread_mutex_init(&mb->chunk_lock[i], NULL);
-	mb->b.nr_slots = a->nr_slots < b->nr_slots ? a->nr_slots : b->nr_slots;
+	mb->b.nr_slots = nr_slots;
 	mb->b.first_slot = a->first_slot > b->first_slot ? a->first_slot : b->first_slot;
 	mb->b.free_notify = a->free_notify || b->free_notify;
 	mb->b.discard_clusters = a->discard_clusters || b->discard_clusters;
+	mb->b.encrypted = a->encrypted && b->encrypted;
 	snprintf(mb->b.name, sizeof(mb->b.name), "mirror:%.27s|%.27s", a->name, b->name);
 	*out = &mb->b;
 	return 0;
