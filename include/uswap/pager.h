@@ -290,6 +290,10 @@ struct uswap_pager_stats {
 	bool uffd_poison;            /* UFFDIO_POISON for read errors */
 	bool uffd_move;              /* UFFDIO_MOVE is offered (not used yet) */
 	bool kswapd;                 /* background reclaim thread running */
+	/* Appended (older callers' size stops before it). */
+	uint64_t evict_zero;         /* evictions of folios holding only
+					zeros: not written, no slot; the next
+					fault maps zeros (in zero_fills) */
 };
 
 /*

@@ -149,6 +149,7 @@ struct pager_rmap {
 	X(swapins_cached)  \
 	X(evictions)       \
 	X(evict_clean)     \
+	X(evict_zero)      \
 	X(evict_split)     \
 	X(evict_cancelled) \
 	X(reclaim_waits)   \

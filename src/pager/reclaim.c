@@ -415,6 +415,8 @@ struct victim {
 	bool keep;         /* cancelled: stays resident */
 	bool wp;           /* write-protected by this eviction */
 	bool written;      /* has new slots (to free if kept after all) */
+	bool zero;         /* dirty, and all zeros: not written, it becomes
+			      untouched (PF_NONE) and faults back as zeros */
 };
 
 /*
@@ -471,6 +473,7 @@ static unsigned int clock_pick(struct uswap_pager *p, struct victim *v, unsigned
 		v[n].keep = false;
 		v[n].wp = false;
 		v[n].written = false;
+		v[n].zero = false;
 		n++;
 	}
 	pthread_mutex_unlock(&p->hand_lock);
@@ -506,6 +509,11 @@ static int for_each_run(struct uswap_pager *p, struct victim *v, unsigned int n,
 static bool is_dirty(const struct victim *v)
 {
 	return v->dirty && !v->keep;
+}
+
+static bool needs_write(const struct victim *v)
+{
+	return is_dirty(v) && !v->zero;
 }
 
 static bool is_leaving(const struct victim *v)
@@ -598,7 +606,7 @@ static int evict_write(struct uswap_pager *p, struct victim *v, unsigned int n)
 	int first_err = 0;
 
 	for (unsigned int i = 0; i < n; i++) {
-		if (!is_dirty(&v[i]))
+		if (!needs_write(&v[i]))
 			continue;
 		io[k] = (struct uswap_swap_io){
 			.pages = folio_addr(v[i].r, v[i].idx), .order = p->order,
@@ -631,10 +639,37 @@ static int evict_write(struct uswap_pager *p, struct victim *v, unsigned int n)
 	return first_err;
 }
 
+/* Is the folio at @addr all zeros? */
+static bool folio_is_zero(const void *addr, size_t len)
+{
+	const uint64_t *w = addr;
+
+	for (size_t i = 0; i < len / sizeof(*w); i++)
+		if (w[i])
+			return false;
+	return true;
+}
+
 /*
- * evict() - write the dirty victims out (protected first), keep those
- * written meanwhile or that failed, unmap the rest and publish them as
- * SWAPPED. Return: pages uncharged, or the swap-out error when nothing
+ * mark_zero() - find the dirty victims that hold only zeros, read under
+ * their write protection: the kernel does not write such a folio either
+ * (swpout_zero, 6.12), and here it needs no slot at all: it becomes
+ * untouched again, and its next fault maps zeros. Common after a read
+ * of untouched memory (the zero page) or a program's own clearing.
+ */
+static void mark_zero(struct uswap_pager *p, struct victim *v, unsigned int n)
+{
+	tsan_ignore_reads_begin(); /* the application's pages */
+	for (unsigned int i = 0; i < n; i++)
+		if (is_dirty(&v[i]) && v[i].wp)
+			v[i].zero = folio_is_zero(folio_addr(v[i].r, v[i].idx), p->folio_bytes);
+	tsan_ignore_reads_end();
+}
+
+/*
+ * evict() - write the dirty victims out (protected first) but those all
+ * zeros, keep those written meanwhile or that failed, unmap the rest and
+ * publish them as SWAPPED (all zeros: NONE). Return: pages uncharged, or the swap-out error when nothing
  * could be evicted because of it.
  */
 static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
@@ -654,6 +689,7 @@ static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
 			}
 	}
 	for_each_run(p, v, n, is_dirty, run_protect);
+	mark_zero(p, v, n);
 	if (!swap_err)
 		swap_err = evict_write(p, v, n);
 	for (unsigned int i = 0; i < n; i++) {
@@ -671,12 +707,15 @@ static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
 		if (v[i].keep)
 			continue;
 		atomic_store_explicit(&v[i].r->state[v[i].idx],
-				      PF_SWAPPED | (v[i].whole ? PF_WHOLE : 0),
+				      v[i].zero ? PF_NONE
+						: PF_SWAPPED | (v[i].whole ? PF_WHOLE : 0),
 				      memory_order_release);
 		pager_uncharge(p, p->nr);
 		pager_count(p, evictions);
 		if (!v[i].dirty)
 			pager_count(p, evict_clean);
+		if (v[i].zero)
+			pager_count(p, evict_zero);
 		freed += p->nr;
 	}
 	/* Writers that hit the protection after the CANCEL check sleep on a
