@@ -9,7 +9,8 @@
 # NBD export (nbdkit) as tiers; an encrypted device; uswap status on
 # a live program (owner-only socket, a dead one's removed); then the exit
 # status passthrough, SIGTERM, --json, and bad input (CMD not found is
-# 127, a bad --device or --limit is 2 and nothing starts; a --trace FIFO
+# 127, a bad --device or --limit is 2 and nothing starts; the counters
+# survive an exec, once; a --trace FIFO
 # that no one reads is 2 at once, one with a reader gets the trace).
 # Skips (77) when the agent is not built (sanitizer builds) or kernel-fault
 # userfaultfd is not permitted here.
@@ -155,6 +156,34 @@ PY
 	timeout 240 "$uswap" run --limit 12M -- python3 "$dir/pyt.py" > "$dir/pyt.out" 2>&1 ||
 		fail "python3 threads + fork (a hang ends in timeout): $(cat "$dir/pyt.out")"
 	grep -q "python threads: ok" "$dir/pyt.out" || fail "python3 threads: $(cat "$dir/pyt.out")"
+	# Counters survive an exec (the image's line is written before it),
+	# and a failed exec does not count them twice: the three runs swap
+	# out the same 64 MiB through a 16M limit.
+	cat > "$dir/pyx.py" <<'PY'
+import os, sys
+b = bytearray(os.urandom(1 << 20)) * 64
+s = sum(b[::4096])
+if sys.argv[1] == "exec":
+    os.execv(sys.executable, [sys.executable, "-c", "pass"])
+if sys.argv[1] == "fail":
+    try:
+        os.execv("/nonexistent/prog", ["prog"])
+    except OSError:
+        pass
+PY
+	for how in none exec fail; do
+		"$uswap" run --limit 16M --json "$dir/pyx.$how.json" -- python3 "$dir/pyx.py" $how \
+			> "$dir/pyx.out" 2>&1 || fail "python3 exec $how: $(cat "$dir/pyx.out")"
+	done
+	python3 - "$dir/pyx.none.json" "$dir/pyx.exec.json" "$dir/pyx.fail.json" <<'PY' ||
+import json, sys
+none, ex, fail = (json.load(open(p)) for p in sys.argv[1:])
+out = [sum(j["swpout"]) for j in (none, ex, fail)]
+assert out[0] > 10000, out
+assert all(abs(o - out[0]) < out[0] / 4 for o in out), out
+assert [j["processes"] for j in (none, ex, fail)] == [1, 1, 1]
+PY
+		fail "stats across an exec: $(cat "$dir"/pyx.*.json)"
 fi
 
 # 3b. Tiers: a small zram device first, an NBD export (nbdkit on a unix

@@ -2,7 +2,8 @@
 /*
  * run_stats.c - the statistics of `uswap run`: every process of the tree
  * that had a pager appended one JSON object (a line) to the stats file
- * when it ended (src/agent/agent.c). They are added up here: counters
+ * when it ended, and before each exec (src/agent/agent.c, exec.c): one
+ * per pid and image, the last one of an image counting. They are added up here: counters
  * summed, the resident peak the largest of any process (the limit is per
  * process), fault service percentiles those of the process that served
  * the most faults (percentiles do not add), the device table that of the
@@ -97,35 +98,66 @@ static void add_line(json_object *sum, json_object *line, int64_t *most_faults)
 	}
 	if (json_object_object_get_ex(line, "root", &root) && json_object_get_boolean(root))
 		take(sum, line, "devices");
-	json_object_object_add(sum, "processes",
-			       json_object_new_int64(get_i64(sum, "processes") + 1));
 }
 
-/* The sum of the file's lines, or NULL when there are none. */
-static json_object *read_lines(const char *path)
+/* The file's lines by pid and image, in the order they first came: a
+ * later line of the same image (its exit, after an exec that failed)
+ * replaces the earlier (json-c replaces a key's value in place). */
+static json_object *lines_by_image(FILE *f)
 {
-	FILE *f = fopen(path, "r");
-	json_object *sum = NULL;
-	int64_t most_faults = -1;
-	char *buf = NULL;
+	json_object *lines = json_object_new_object();
+	char *buf = NULL, key[64];
 	size_t cap = 0;
 
-	if (!f)
-		return NULL;
-	while (getline(&buf, &cap, f) > 0) {
+	while (lines && getline(&buf, &cap, f) > 0) {
 		json_object *line = json_tokener_parse(buf);
 
 		if (!line)
 			continue; /* a process killed in the middle of its write */
+		snprintf(key, sizeof(key), "%lld/%lld", (long long)get_i64(line, "pid"),
+			 (long long)get_i64(line, "image_ns"));
+		json_object_object_add(lines, key, line);
+	}
+	free(buf);
+	return lines;
+}
+
+/* The sum of the file's lines, or NULL when there are none. Processes
+ * are counted by pid: the programs one execs are one process. */
+static json_object *read_lines(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	json_object *lines, *sum = NULL, *pids;
+	int64_t most_faults = -1;
+
+	if (!f)
+		return NULL;
+	lines = lines_by_image(f);
+	fclose(f);
+	pids = json_object_new_object();
+	if (!lines || !pids) {
+		json_object_put(lines);
+		json_object_put(pids);
+		return NULL;
+	}
+	json_object_object_foreach(lines, key, line) {
+		char pid[24];
+
+		(void)key;
 		if (!sum)
 			sum = json_object_new_object();
 		add_line(sum, line, &most_faults);
-		json_object_put(line);
+		snprintf(pid, sizeof(pid), "%lld", (long long)get_i64(line, "pid"));
+		json_object_object_add(pids, pid, NULL);
 	}
-	free(buf);
-	fclose(f);
-	if (sum && !json_object_object_get_ex(sum, "devices", NULL))
-		json_object_object_add(sum, "devices", json_object_new_array());
+	if (sum) {
+		json_object_object_add(sum, "processes",
+				       json_object_new_int64(json_object_object_length(pids)));
+		if (!json_object_object_get_ex(sum, "devices", NULL))
+			json_object_object_add(sum, "devices", json_object_new_array());
+	}
+	json_object_put(pids);
+	json_object_put(lines);
 	return sum;
 }
 

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mimalloc.h>
@@ -28,6 +29,18 @@
 
 struct agent agent;
 _Thread_local int t_internal;
+
+static uint64_t now_image_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* This image's start (CLOCK_MONOTONIC ns): with the pid, the key of its
+ * stats line. An exec'd program is another image of the same pid. */
+static uint64_t image_ns;
 
 static bool starting;                 /* threads created now are the pager's */
 static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -254,6 +267,7 @@ __attribute__((constructor)) static void agent_start(void)
 		return; /* preloaded without uswap run: stay out of the way */
 	agent.order = (unsigned int)env_u64(AGENT_ENV_ORDER, 0);
 	agent.pid = getpid();
+	image_ns = now_image_ns();
 	t_internal++;
 	agent_mmap_init();
 	if ((rc = uswap_create(NULL, &agent.u))) {
@@ -507,9 +521,9 @@ static void stats_line(FILE *f, bool root)
 
 	if (uswap_stats_get(agent.u, &st) || uswap_pager_stats_get(agent.p, &ps))
 		return;
-	fprintf(f, "{\"pid\": %d, \"root\": %s, \"cmd\": \"%s\", \"resident_bytes\": %llu, ",
-		(int)getpid(), root ? "true" : "false", comm(),
-		(unsigned long long)ps.resident_bytes);
+	fprintf(f, "{\"pid\": %d, \"image_ns\": %llu, \"root\": %s, \"cmd\": \"%s\", "
+		"\"resident_bytes\": %llu, ", (int)getpid(), (unsigned long long)image_ns,
+		root ? "true" : "false", comm(), (unsigned long long)ps.resident_bytes);
 	write_orders(f, "swpout", st.swpout);
 	write_orders(f, "swpout_fallback", st.swpout_fallback);
 	fprintf(f, "\"swpin\": %llu, \"resident_peak_bytes\": %llu, "
@@ -527,10 +541,12 @@ static void stats_line(FILE *f, bool root)
 	fprintf(f, "}\n");
 }
 
-/* Once per process with a pager, not in a vfork() child (it shares the
- * parent's memory, agent.pid included, but not its pid). One write() in
- * O_APPEND mode, so lines of processes ending together do not mix. */
-static void agent_write_stats(void)
+/* The process's stats line, once per image with a pager, not in a vfork()
+ * child (it shares the parent's memory, agent.pid included, but not its
+ * pid). One write() in O_APPEND mode, so lines of processes ending
+ * together do not mix. @final: at exit; otherwise before an exec, which
+ * may fail: the line at exit then supersedes it (same pid and image). */
+static void agent_write_stats(bool final)
 {
 	static _Atomic bool done;
 	const char *path = getenv(AGENT_ENV_STATS);
@@ -540,7 +556,7 @@ static void agent_write_stats(void)
 	int fd;
 
 	if (!path || agent.detached || !agent.p || agent.pid != getpid() ||
-	    atomic_exchange(&done, true))
+	    atomic_exchange(&done, final))
 		return;
 	t_internal++;
 	mem = open_memstream(&buf, &len);
@@ -558,6 +574,12 @@ static void agent_write_stats(void)
 	t_internal--;
 }
 
+void agent_before_exec(void)
+{
+	if (atomic_load_explicit(&agent.ready, memory_order_acquire))
+		agent_write_stats(false);
+}
+
 void agent_status_line(FILE *f)
 {
 	stats_line(f, (pid_t)env_u64(AGENT_ENV_ROOT, 0) == getpid());
@@ -570,7 +592,7 @@ void agent_exit(void)
 	int rc;
 
 	agent_status_stop();
-	agent_write_stats();
+	agent_write_stats(true);
 	if ((rc = agent_trace_stop(agent.u)))
 		fprintf(stderr, "uswap run: agent: --trace: %s\n", rc == -EOVERFLOW ?
 			"too many folios swapped out at once: the trace stops early" :

@@ -28,7 +28,8 @@
  * cannot runs on resident and unswapped ("detached").
  *
  * Stats: every process with a pager appends one JSON line to the stats
- * file when it ends (exit() or _exit()); `uswap run` adds them up. While
+ * file when it ends (exit() or _exit()) and before it execs another
+ * program (exec.c); `uswap run` adds them up, one per pid and image. While
  * it runs, the same line, live, is on its status socket (status.c).
  */
 #ifndef USWAP_AGENT_AGENT_H
@@ -100,6 +101,9 @@ void agent_discard(void *p, size_t len);
 /* agent.c: at exit() and _exit(): the status socket goes, the stats line
  * is written; nothing in a vfork() child. */
 void agent_exit(void);
+/* agent.c: before an exec (exec.c): this image's stats line is written;
+ * should the exec fail, the one at exit supersedes it. */
+void agent_before_exec(void);
 /* agent.c: this process's stats line, live (status.c). */
 void agent_status_line(FILE *f);
 /* agent.c: start an internal thread, on a stack of its own. Return: 0 or
