@@ -121,12 +121,13 @@ void usemem_print_text(const struct usemem_opts *o, const struct usemem_result *
 	       (unsigned long long)res->swap.swpin_cached);
 	printf("pager: %llu faults (folios: %llu zero-filled, %llu swapped in, %llu of "
 	       "them read ahead), %llu write-protect faults; %llu evictions (%llu clean, "
-	       "%llu split, %llu undone); resident peak %llu MiB, %llu over the limit\n",
+	       "%llu zero, %llu split, %llu undone); resident peak %llu MiB, %llu over the "
+	       "limit\n",
 	       (unsigned long long)ps->faults, (unsigned long long)ps->zero_fills,
 	       (unsigned long long)ps->swapins, (unsigned long long)ps->readahead,
 	       (unsigned long long)ps->wp_faults,
 	       (unsigned long long)ps->evictions, (unsigned long long)ps->evict_clean,
-	       (unsigned long long)ps->evict_split,
+	       (unsigned long long)ps->evict_zero, (unsigned long long)ps->evict_split,
 	       (unsigned long long)ps->evict_cancelled,
 	       (unsigned long long)(ps->resident_peak_bytes >> 20),
 	       (unsigned long long)ps->over_limit);
@@ -237,6 +238,7 @@ void usemem_print_json(const struct usemem_opts *o, const struct usemem_result *
 	cli_json_u64(&j, "swapins_cached", ps->swapins_cached);
 	cli_json_u64(&j, "evictions", ps->evictions);
 	cli_json_u64(&j, "evict_clean", ps->evict_clean);
+	cli_json_u64(&j, "evict_zero", ps->evict_zero);
 	cli_json_u64(&j, "evict_split", ps->evict_split);
 	cli_json_u64(&j, "evict_cancelled", ps->evict_cancelled);
 	cli_json_u64(&j, "reclaim_waits", ps->reclaim_waits);
