@@ -171,8 +171,11 @@ if sys.argv[1] == "fail":
     except OSError:
         pass
 PY
+	# The interpreter itself (python3 on PATH may be a wrapper script
+	# whose own processes would count).
+	py=$(python3 -c 'import sys; print(sys.executable)')
 	for how in none exec fail; do
-		"$uswap" run --limit 16M --json "$dir/pyx.$how.json" -- python3 "$dir/pyx.py" $how \
+		"$uswap" run --limit 16M --json "$dir/pyx.$how.json" -- "$py" "$dir/pyx.py" $how \
 			> "$dir/pyx.out" 2>&1 || fail "python3 exec $how: $(cat "$dir/pyx.out")"
 	done
 	python3 - "$dir/pyx.none.json" "$dir/pyx.exec.json" "$dir/pyx.fail.json" <<'PY' ||
