@@ -245,7 +245,7 @@ d = bytearray(os.urandom(1 << 20)) * 48
 print("ready", flush=True)
 time.sleep(30)' > "$dir/live.out" 2>&1 &
 	live=$!
-	for i in $(seq 100); do grep -q ready "$dir/live.out" && break; sleep 0.2; done
+	for i in $(seq 300); do grep -q ready "$dir/live.out" && break; sleep 0.2; done
 	grep -q ready "$dir/live.out" || fail "status: the program did not start: $(cat "$dir/live.out")"
 	XDG_RUNTIME_DIR="$dir/xdg" "$uswap" status --json > "$dir/st.json" ||
 		fail "uswap status --json: exit $?"
