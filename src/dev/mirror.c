@@ -21,9 +21,14 @@
  * chunk: a write to a chunk already copied goes to both legs, a write to
  * one not yet copied to the healthy leg only (the copy brings it over
  * later), so the copy never overwrites newer data; a discard takes the
- * chunk's lock too, so a slot freed meanwhile is not brought over. The
+ * chunk's lock too, so a slot freed meanwhile is not brought over. A
+ * write or discard that began under one resync and takes its chunk's
+ * lock under the next (sync_gen) starts again; one that was under way
+ * outside the locks when the resync began is waited for (writers). The
  * replaced leg is closed with the mirror (a request to it may still be
- * in flight).
+ * in flight); its late errors are its own: a leg is failed only through
+ * the backend it holds now, and a leg's backend is read before its
+ * health and again after (healthy_backend()).
  *
  * The geometry is the smaller leg's: nr_slots the smaller, first_slot the
  * larger of the two. Asynchronous requests are split into one request
@@ -53,9 +58,13 @@ struct mirror_backend {
 	_Atomic unsigned int inflight[2]; /* children submitted, not done */
 
 	/* Resync of a replaced leg */
-	_Atomic unsigned int writers; /* writes under way outside chunk locks
-					(sync, or async until complete) */
+	_Atomic unsigned int writers; /* writes and discards under way outside
+					chunk locks (sync, or async until
+					complete) */
 	_Atomic int sync_leg;        /* the leg being copied to, or -1 */
+	_Atomic uint64_t sync_gen;   /* resyncs begun: a write or discard
+					that saw another resync's leg does
+					its work again */
 	_Atomic uint64_t synced_upto; /* slots below this are copied */
 	_Atomic uint64_t nr_resynced; /* slots copied, all resyncs */
 	_Atomic uint64_t *stored;    /* bit per slot: written since its last
@@ -77,6 +86,7 @@ struct mirror_req {
 	int leg_result[2];
 	bool skip[2];                /* WRITE: leg failed before, not written */
 	int read_leg;                /* READ: the leg being read */
+	struct backend *lb[2];       /* the legs' backends it went to */
 	bool retried;                /* READ: the other leg was tried too */
 };
 
@@ -115,22 +125,72 @@ static int syncing_leg(struct mirror_backend *mb)
 	return atomic_load_explicit(&mb->sync_leg, memory_order_acquire);
 }
 
-/* A leg failed: from now on it is stale. Counted once. */
-static void leg_failed(struct mirror_backend *mb, int leg)
+/* The backend of leg @leg while a resync or the caller holds it still. */
+static struct backend *leg_backend(struct mirror_backend *mb, int leg)
 {
+	return __atomic_load_n(&mb->leg[leg], __ATOMIC_SEQ_CST);
+}
+
+/* Leg @leg failed, on its backend @lb: from now on it is stale. Counted
+ * once. A backend replaced meanwhile (mirror_replace()) fails alone: its
+ * late errors must not fail the leg that took its place. */
+static void leg_failed(struct mirror_backend *mb, int leg, const struct backend *lb)
+{
+	if (leg_backend(mb, leg) != lb)
+		return;
 	atomic_fetch_add_explicit(&mb->nr_leg_errors[leg], 1, memory_order_relaxed);
 	if (!atomic_exchange(&mb->failed[leg], true))
 		atomic_fetch_add_explicit(&mb->nr_failover, 1, memory_order_relaxed);
 }
 
-/* The leg to read first: the healthy ones in turn. -1: none. */
-static int read_leg(struct mirror_backend *mb)
+/* Leg @leg's backend if the leg is healthy, else NULL. The backend is
+ * loaded before the health check and again after it: a replacement
+ * stores sync_leg before the new backend, so a pair of equal loads
+ * around a healthy check names the backend that was healthy, never one
+ * replaced meanwhile (which may have gone through a whole resync while
+ * this thread was not running) nor a new one still being copied to. */
+static struct backend *healthy_backend(struct mirror_backend *mb, int leg)
+{
+	for (;;) {
+		struct backend *lb = leg_backend(mb, leg);
+
+		if (!healthy(mb, leg))
+			return NULL;
+		if (leg_backend(mb, leg) == lb)
+			return lb;
+	}
+}
+
+/* Synchronous I/O on leg @leg's backend @lb; a failure fails the leg. */
+static int leg_read(struct mirror_backend *mb, int leg, struct backend *lb, uint64_t slot,
+		    unsigned int order, void *buf)
+{
+	int rc = lb->ops->read(lb, slot, order, buf);
+
+	if (rc)
+		leg_failed(mb, leg, lb);
+	return rc;
+}
+
+static int leg_write(struct mirror_backend *mb, int leg, struct backend *lb, uint64_t slot,
+		     unsigned int order, const void *buf)
+{
+	int rc = lb->ops->write(lb, slot, order, buf);
+
+	if (rc)
+		leg_failed(mb, leg, lb);
+	return rc;
+}
+
+/* The leg to read first, the healthy ones in turn, and its backend in
+ * *@lb. -1: none. */
+static int read_leg(struct mirror_backend *mb, struct backend **lb)
 {
 	int first = (int)(atomic_fetch_add_explicit(&mb->turn, 1, memory_order_relaxed) & 1);
 
-	if (healthy(mb, first))
+	if ((*lb = healthy_backend(mb, first)))
 		return first;
-	return healthy(mb, !first) ? !first : -1;
+	return (*lb = healthy_backend(mb, !first)) ? !first : -1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -139,40 +199,51 @@ static int read_leg(struct mirror_backend *mb)
 static int mirror_read(struct backend *b, uint64_t slot, unsigned int order, void *buf)
 {
 	struct mirror_backend *mb = to_mirror(b);
-	int leg = read_leg(mb);
 	int rc = backend_check_io(b, slot, order);
+	struct backend *lb;
+	int leg;
 
 	if (rc)
 		return rc;
+	leg = read_leg(mb, &lb);
 	for (int tries = 0; leg >= 0 && tries < 2; tries++) {
-		rc = mb->leg[leg]->ops->read(mb->leg[leg], slot, order, buf);
-		if (!rc)
+		if (!leg_read(mb, leg, lb, slot, order, buf))
 			return 0;
-		leg_failed(mb, leg);
-		leg = healthy(mb, !leg) ? !leg : -1;
+		leg = (lb = healthy_backend(mb, !leg)) ? !leg : -1;
 	}
 	return -EIO;
 }
 
 /* A write while a leg is being copied to (see the file comment). */
-static int write_syncing(struct mirror_backend *mb, int sleg, uint64_t slot,
+/* A write while leg @sleg is being copied to by resync @gen (see the file
+ * comment). Return: 0, -EIO, or -EAGAIN: another resync began before or
+ * while we wrote, so the legs we wrote may not be the ones that count
+ * now: the caller writes again. Context: not counted in mb->writers
+ * (the resync must not wait for us): the generation, checked under the
+ * chunk's lock before and after the writes, orders us instead. */
+static int write_syncing(struct mirror_backend *mb, int sleg, uint64_t gen, uint64_t slot,
 			 unsigned int order, const void *buf)
 {
 	pthread_mutex_t *lock = &mb->chunk_lock[(slot / MIRROR_CHUNK) % MIRROR_LOCKS];
 	int other = !sleg, rc = -EIO;
+	struct backend *lb;
 
 	pthread_mutex_lock(lock);
-	stored_mark(mb, slot, UINT64_C(1) << order, true);
-	if (healthy(mb, other)) {
-		rc = mb->leg[other]->ops->write(mb->leg[other], slot, order, buf);
-		if (rc) {
-			leg_failed(mb, other);
-			rc = -EIO;
-		}
+	if (atomic_load(&mb->sync_gen) != gen) {
+		pthread_mutex_unlock(lock);
+		return -EAGAIN;
 	}
-	if (!rc && slot < atomic_load_explicit(&mb->synced_upto, memory_order_acquire) &&
-	    mb->leg[sleg]->ops->write(mb->leg[sleg], slot, order, buf))
-		leg_failed(mb, sleg); /* the resync stops on it */
+	stored_mark(mb, slot, UINT64_C(1) << order, true);
+	lb = healthy_backend(mb, other);
+	if (lb && leg_write(mb, other, lb, slot, order, buf) == 0)
+		rc = 0;
+	if (!rc && slot < atomic_load_explicit(&mb->synced_upto, memory_order_acquire))
+		(void)leg_write(mb, sleg, leg_backend(mb, sleg), slot, order,
+				buf); /* a failure stops the resync */
+	if (!rc && atomic_load(&mb->sync_gen) != gen)
+		rc = -EAGAIN;
+	if (rc) /* stored nowhere (yet): nothing for a resync to copy */
+		stored_mark(mb, slot, UINT64_C(1) << order, false);
 	pthread_mutex_unlock(lock);
 	return rc;
 }
@@ -189,21 +260,30 @@ static int mirror_write(struct backend *b, uint64_t slot, unsigned int order,
 		return rc;
 	/* Counted before the check: a resync that begins now waits for us
 	 * (resync_main()), or we see it and write under its locks. */
-	atomic_fetch_add(&mb->writers, 1);
-	sleg = syncing_leg(mb);
-	if (sleg >= 0) {
+	for (;;) {
+		uint64_t gen;
+
+		atomic_fetch_add(&mb->writers, 1);
+		sleg = syncing_leg(mb);
+		gen = atomic_load(&mb->sync_gen);
+		if (sleg < 0)
+			break;
 		atomic_fetch_sub(&mb->writers, 1);
-		return write_syncing(mb, sleg, slot, order, buf);
+		rc = write_syncing(mb, sleg, gen, slot, order, buf);
+		if (rc != -EAGAIN)
+			return rc;
 	}
 	stored_mark(mb, slot, UINT64_C(1) << order, true);
 	for (int leg = 0; leg < 2; leg++) {
-		if (!healthy(mb, leg))
-			continue;
-		if (mb->leg[leg]->ops->write(mb->leg[leg], slot, order, buf) == 0)
+		struct backend *lb = healthy_backend(mb, leg);
+
+		if (lb && leg_write(mb, leg, lb, slot, order, buf) == 0)
 			stored = true;
-		else
-			leg_failed(mb, leg);
 	}
+	/* Stored nowhere: the swap path frees the slots without a discard,
+	 * and a crypt leg could not read back what it never wrote. */
+	if (!stored)
+		stored_mark(mb, slot, UINT64_C(1) << order, false);
 	atomic_fetch_sub(&mb->writers, 1);
 	return stored ? 0 : -EIO;
 }
@@ -211,7 +291,8 @@ static int mirror_write(struct backend *b, uint64_t slot, unsigned int order,
 /* A discard while a leg is being copied to: under the chunks' locks, so
  * the copy never brings over a slot freed meanwhile; the copied part of
  * the syncing leg is discarded too (a crypt leg wipes its keys). */
-static void discard_syncing(struct mirror_backend *mb, int sleg, uint64_t slot, uint64_t nr)
+static int discard_syncing(struct mirror_backend *mb, int sleg, uint64_t gen, uint64_t slot,
+			   uint64_t nr)
 {
 	for (uint64_t s = slot, end = slot + nr, next; s < end; s = next) {
 		pthread_mutex_t *lock = &mb->chunk_lock[(s / MIRROR_CHUNK) % MIRROR_LOCKS];
@@ -220,13 +301,22 @@ static void discard_syncing(struct mirror_backend *mb, int sleg, uint64_t slot, 
 		if (next > end)
 			next = end;
 		pthread_mutex_lock(lock);
+		if (atomic_load(&mb->sync_gen) != gen) { /* as write_syncing() */
+			pthread_mutex_unlock(lock);
+			return -EAGAIN;
+		}
 		stored_mark(mb, s, next - s, false);
-		for (int leg = 0; leg < 2; leg++)
-			if (healthy(mb, leg) || (leg == sleg && s < atomic_load_explicit(
-					&mb->synced_upto, memory_order_acquire)))
-				(void)mb->leg[leg]->ops->discard(mb->leg[leg], s, next - s);
+		for (int leg = 0; leg < 2; leg++) {
+			struct backend *lb = leg == sleg ? leg_backend(mb, leg)
+							 : healthy_backend(mb, leg);
+
+			if (lb && (leg != sleg || s < atomic_load_explicit(&mb->synced_upto,
+									  memory_order_acquire)))
+				(void)lb->ops->discard(lb, s, next - s);
+		}
 		pthread_mutex_unlock(lock);
 	}
+	return 0;
 }
 
 static int mirror_discard(struct backend *b, uint64_t slot, uint64_t nr_slots)
@@ -236,15 +326,29 @@ static int mirror_discard(struct backend *b, uint64_t slot, uint64_t nr_slots)
 
 	if (rc)
 		return rc;
-	sleg = syncing_leg(mb);
-	if (sleg >= 0) {
-		discard_syncing(mb, sleg, slot, nr_slots);
-		return 0;
+	/* Counted as a write is (mirror_write()): a resync that begins now
+	 * waits for us, so it never reads a slot we empty on its source
+	 * after it saw the slot's bit (a crypt leg fails that read). */
+	for (;;) {
+		uint64_t gen;
+
+		atomic_fetch_add(&mb->writers, 1);
+		sleg = syncing_leg(mb);
+		gen = atomic_load(&mb->sync_gen);
+		if (sleg < 0)
+			break;
+		atomic_fetch_sub(&mb->writers, 1);
+		if (discard_syncing(mb, sleg, gen, slot, nr_slots) != -EAGAIN)
+			return 0;
 	}
 	stored_mark(mb, slot, nr_slots, false);
-	for (int leg = 0; leg < 2; leg++)
-		if (healthy(mb, leg))
-			(void)mb->leg[leg]->ops->discard(mb->leg[leg], slot, nr_slots);
+	for (int leg = 0; leg < 2; leg++) {
+		struct backend *lb = healthy_backend(mb, leg);
+
+		if (lb)
+			(void)lb->ops->discard(lb, slot, nr_slots);
+	}
+	atomic_fetch_sub(&mb->writers, 1);
 	return 0; /* a discard that did not happen leaves stale data: allowed */
 }
 
@@ -254,12 +358,14 @@ static int mirror_flush(struct backend *b)
 	bool any = false;
 
 	for (int leg = 0; leg < 2; leg++) {
-		if (!healthy(mb, leg))
+		struct backend *lb = healthy_backend(mb, leg);
+
+		if (!lb)
 			continue;
-		if (mb->leg[leg]->ops->flush(mb->leg[leg]) == 0)
+		if (lb->ops->flush(lb) == 0)
 			any = true;
 		else
-			leg_failed(mb, leg);
+			leg_failed(mb, leg, lb);
 	}
 	return any ? 0 : -EIO;
 }
@@ -288,41 +394,44 @@ static void write_done(struct backend_io *child)
 	if (!r->skip[leg]) {
 		atomic_fetch_sub_explicit(&r->mb->inflight[leg], 1, memory_order_relaxed);
 		if (child->result)
-			leg_failed(r->mb, leg);
+			leg_failed(r->mb, leg, r->lb[leg]);
 	}
 	if (atomic_fetch_sub_explicit(&r->pending, 1, memory_order_acq_rel) != 1)
 		return;
+	if (r->leg_result[0] && r->leg_result[1]) /* stored nowhere (mirror_write()) */
+		stored_mark(r->mb, r->parent->slot, UINT64_C(1) << r->parent->order, false);
 	atomic_fetch_sub(&r->mb->writers, 1);
 	req_finish(r, r->leg_result[0] == 0 || r->leg_result[1] == 0 ? 0 : -EIO);
 }
 
-static void submit_read(struct mirror_req *r, int leg);
+static void submit_read(struct mirror_req *r, int leg, struct backend *lb);
 
 /* The read leg completed: done, or try the other leg once. */
 static void read_done(struct backend_io *child)
 {
 	struct mirror_req *r = child->priv;
 	int leg = r->read_leg;
+	struct backend *lb;
 
 	atomic_fetch_sub_explicit(&r->mb->inflight[leg], 1, memory_order_relaxed);
 	if (!child->result) {
 		req_finish(r, 0);
 		return;
 	}
-	leg_failed(r->mb, leg);
-	if (!r->retried && healthy(r->mb, !leg)) {
+	leg_failed(r->mb, leg, r->lb[leg]);
+	if (!r->retried && (lb = healthy_backend(r->mb, !leg))) {
 		r->retried = true;
-		submit_read(r, !leg);
+		submit_read(r, !leg, lb);
 		return;
 	}
 	req_finish(r, -EIO);
 }
 
-static void submit_read(struct mirror_req *r, int leg)
+static void submit_read(struct mirror_req *r, int leg, struct backend *lb)
 {
 	struct backend_io *c = &r->child[leg];
-	struct backend *lb = r->mb->leg[leg];
 
+	r->lb[leg] = lb;
 	r->read_leg = leg;
 	*c = *r->parent;
 	c->done = read_done;
@@ -367,11 +476,13 @@ static int mirror_submit(struct backend *b, struct backend_io *io)
 	r->mb = mb;
 	r->parent = io;
 	if (io->op == BACKEND_READ) {
-		leg = read_leg(mb);
+		struct backend *lb;
+
+		leg = read_leg(mb, &lb);
 		if (leg < 0)
 			req_finish(r, -EIO);
 		else
-			submit_read(r, leg);
+			submit_read(r, leg, lb);
 		return 0;
 	}
 	/* WRITE: one child per healthy leg; the pending count covers both
@@ -384,14 +495,15 @@ static int mirror_submit(struct backend *b, struct backend_io *io)
 		*c = *io;
 		c->done = write_done;
 		c->priv = r;
-		if (!healthy(mb, leg)) {
+		r->lb[leg] = healthy_backend(mb, leg);
+		if (!r->lb[leg]) {
 			r->skip[leg] = true;
 			c->result = -EIO;
 			write_done(c);
 			continue;
 		}
 		atomic_fetch_add_explicit(&mb->inflight[leg], 1, memory_order_relaxed);
-		if (mb->leg[leg]->ops->submit(mb->leg[leg], c)) {
+		if (r->lb[leg]->ops->submit(r->lb[leg], c)) {
 			c->result = -EIO;
 			write_done(c);
 		}
@@ -408,13 +520,15 @@ static int mirror_reap(struct backend *b, unsigned int min_complete)
 	int total = 0;
 
 	for (int leg = 0; leg < 2; leg++) {
-		int n = mb->leg[leg]->ops->reap(mb->leg[leg], 0);
+		struct backend *lb = leg_backend(mb, leg);
+		int n = lb->ops->reap(lb, 0);
 
 		total += n > 0 ? n : 0;
 	}
 	for (int leg = 0; !total && min_complete && leg < 2; leg++) {
 		if (atomic_load_explicit(&mb->inflight[leg], memory_order_relaxed)) {
-			int n = mb->leg[leg]->ops->reap(mb->leg[leg], 1);
+			struct backend *lb = leg_backend(mb, leg);
+			int n = lb->ops->reap(lb, 1);
 
 			total += n > 0 ? n : 0;
 		}
@@ -430,7 +544,7 @@ static void mirror_print_stats(struct backend *b, FILE *out)
 
 	for (int leg = 0; leg < 2; leg++)
 		fprintf(out, "leg%d_name %s\nleg%d_state %s\nleg%d_errors %llu\n", leg,
-			mb->leg[leg]->name, leg, syncing_leg(mb) == leg ? "syncing" :
+			leg_backend(mb, leg)->name, leg, syncing_leg(mb) == leg ? "syncing" :
 			healthy(mb, leg) ? "healthy" : "failed", leg,
 			(unsigned long long)atomic_load(&mb->nr_leg_errors[leg]));
 	fprintf(out, "failovers %llu\nresynced_slots %llu\n",
@@ -512,15 +626,11 @@ static int copy_chunk(struct mirror_backend *mb, int from, int to, uint64_t c,
 	for (uint64_t s = first; !rc && s < end; s++) {
 		if (!stored(mb, s))
 			continue; /* nothing there: a crypt leg cannot even read it */
-		if (mb->leg[from]->ops->read(mb->leg[from], s, 0, buf)) {
-			leg_failed(mb, from);
+		if (leg_read(mb, from, leg_backend(mb, from), s, 0, buf) ||
+		    leg_write(mb, to, leg_backend(mb, to), s, 0, buf))
 			rc = -EIO;
-		} else if (mb->leg[to]->ops->write(mb->leg[to], s, 0, buf)) {
-			leg_failed(mb, to);
-			rc = -EIO;
-		} else {
+		else
 			copied++;
-		}
 	}
 	if (!rc) {
 		atomic_fetch_add(&mb->nr_resynced, copied);
@@ -591,8 +701,9 @@ int mirror_replace(struct backend *b, struct backend *leg, char *err, size_t err
 	/* The old leg may still have requests in flight: kept until close. */
 	mb->retired[mb->nr_retired++] = mb->leg[bad];
 	atomic_store(&mb->synced_upto, 0);
+	atomic_fetch_add(&mb->sync_gen, 1); /* before sync_leg: see mirror_write() */
 	atomic_store(&mb->sync_leg, bad);
-	mb->leg[bad] = leg;
+	__atomic_store_n(&mb->leg[bad], leg, __ATOMIC_SEQ_CST); /* after sync_leg */
 	atomic_store(&mb->failed[bad], false);
 	if (pthread_create(&mb->sync_thread, NULL, resync_main, mb)) {
 		atomic_store(&mb->failed[bad], true);
