@@ -106,6 +106,12 @@ static void ad_of(const struct crypt_backend *cb, const unsigned char nonce[NONC
  * stack and their arguments.
  */
 static bool use_aes;
+static pthread_once_t cipher_once = PTHREAD_ONCE_INIT;
+
+static void cipher_pick(void)
+{
+	use_aes = crypto_aead_aes256gcm_is_available();
+}
 
 /* Seal one page: @out gets the ciphertext, @tag its tag. Return: 0, -1. */
 static int seal_page(const unsigned char *key, const unsigned char nonce[NONCE_BYTES],
@@ -456,7 +462,7 @@ int backend_crypt_open(struct backend *inner, struct backend **out, char *err, s
 
 	if (sodium_init() < 0)
 		return backend_errf(err, errlen, -EIO, "crypt: libsodium did not start");
-	use_aes = crypto_aead_aes256gcm_is_available();
+	pthread_once(&cipher_once, cipher_pick); /* once: other devices seal meanwhile */
 	cb = calloc(1, sizeof(*cb));
 	if (!cb)
 		return backend_errf(err, errlen, -ENOMEM, "crypt: out of memory");
