@@ -345,9 +345,9 @@ static int wait_child(struct cli_plot *plot)
  * Stats
  * ---------------------------------------------------------------------- */
 
-static int report(const struct run_opts *o, const char *stats, int status)
+static int report(const struct run_opts *o, const char *stats, int json_fd, int status)
 {
-	int rc = run_stats_report(stats, o->cmd[0], o->stats, o->json, status);
+	int rc = run_stats_report(stats, o->cmd[0], o->stats, o->json, json_fd, status);
 
 	unlink(stats);
 	return rc;
@@ -433,7 +433,7 @@ int cmd_run(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(passed_on) / sizeof(passed_on[0]); i++)
 		sigaction(passed_on[i], &sa, NULL);
 	status = wait_child(plot);
-	rc = report(&o, stats, status);
+	rc = report(&o, stats, json_fd, status);
 	close(json_fd);
 	close(trace_fd);
 	if (plot)

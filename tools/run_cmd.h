@@ -10,20 +10,22 @@ int cmd_run(int argc, char **argv);
 
 #include <stdbool.h>
 
-/*
- * run_stats_report() - add up the agents' stats lines in @stats (one per
- * process that had a pager), print them on stderr if @print, write them
- * to @json (if not NULL) with @status as exit_status. With no line, say
- * why there may be none, and write @json with exit_status and
- * "processes": 0 only (never a stale file from an earlier run).
- * Return: 0, or the CLI's runtime-error status (@json not writable).
- */
 /* run_plot.c: one sample of --plot from @pid's status socket (nothing
  * if it does not answer). */
 struct cli_plot;
 void run_plot_sample(struct cli_plot *p, long pid);
 
+/*
+ * run_stats_report() - add up the agents' stats lines in @stats (one per
+ * process that had a pager), print them on stderr if @print, write them
+ * to @json (if not NULL: its path, open as @json_fd) with @status as
+ * exit_status. With no line, say
+ * why there may be none, and write @json with exit_status and
+ * "processes": 0 only (never a stale file from an earlier run).
+ * Return: 0, or the CLI's runtime-error status (@json not writable, a
+ * write failed).
+ */
 int run_stats_report(const char *stats, const char *cmd, bool print, const char *json,
-		     int status);
+		     int json_fd, int status);
 
 #endif /* USWAP_TOOLS_RUN_CMD_H */

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -215,18 +217,37 @@ static void print_stats(json_object *sum, int status)
 	print_devices(sum);
 }
 
-static int write_json(const char *path, json_object *sum)
+/* Write @sum into @fd, the --json FILE @path that `uswap run` opened (and
+ * kept open) before CMD started: a FIFO's reader gets it, or its end is
+ * an error, never a wait for a reader that is gone. A regular file is
+ * emptied first (it was opened without O_TRUNC). */
+static int write_json(const char *path, int fd, json_object *sum)
 {
-	FILE *f = fopen(path, "w");
+	struct stat st;
+	FILE *f;
+	int flags = fcntl(fd, F_GETFL);
 
+	if (flags >= 0)
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET) < 0))
+		return cli_runtime_error(CMD, "--json %s: %s", path, strerror(errno));
+	f = fdopen(dup(fd), "w");
 	if (!f)
 		return cli_runtime_error(CMD, "--json %s: %s", path, strerror(errno));
 	fprintf(f, "%s\n", json_object_to_json_string_ext(sum, JSON_C_TO_STRING_PLAIN));
+	/* A write error of a full buffer shows in ferror() only. */
+	if (fflush(f) || ferror(f)) {
+		int err = errno;
+
+		fclose(f);
+		return cli_runtime_error(CMD, "--json %s: %s", path, strerror(err));
+	}
 	return fclose(f) ? cli_runtime_error(CMD, "--json %s: %s", path, strerror(errno)) : 0;
 }
 
 int run_stats_report(const char *stats, const char *cmd, bool print, const char *json,
-		     int status)
+		     int json_fd, int status)
 {
 	json_object *sum = read_lines(stats);
 	int rc = 0;
@@ -245,7 +266,7 @@ int run_stats_report(const char *stats, const char *cmd, bool print, const char 
 	if (print)
 		print_stats(sum, status);
 	if (json)
-		rc = write_json(json, sum);
+		rc = write_json(json, json_fd, sum);
 	json_object_put(sum);
 	return rc;
 }

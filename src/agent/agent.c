@@ -250,7 +250,8 @@ static void start_trace(void)
 	if (!path || (pid_t)env_u64(AGENT_ENV_ROOT, 0) != getpid())
 		return;
 	if ((rc = agent_trace_start(agent.u, path)))
-		fprintf(stderr, "uswap run: agent: --trace %s: %s\n", path, strerror(-rc));
+		fprintf(stderr, "uswap run: agent: --trace %s: %s; not recorded\n", path,
+			rc == -ENXIO ? "a FIFO that no process reads" : strerror(-rc));
 }
 
 static void prepare_fork(void);

@@ -119,7 +119,8 @@ void agent_status_forget(void);
 void agent_status_stop(void);
 
 /* trace.c: `uswap run --trace`: @u's swap stream into @path as a lab
- * trace. Return: 0, -errno of open(2), -ENOMEM. */
+ * trace. Return: 0, -errno of open(2) (-ENXIO: a FIFO no one reads; the
+ * open never blocks), -ENOMEM. */
 int agent_trace_start(struct uswap *u, const char *path);
 /* Stop, flush and close. Return: 0; -errno of a write; -EOVERFLOW (the
  * books filled and recording stopped early). No-op if not started. */

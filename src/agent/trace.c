@@ -215,9 +215,13 @@ int agent_trace_start(struct uswap *u, const char *path)
 	const char *cont = getenv(AGENT_ENV_TRACE_T0);
 	char t0[32];
 
-	tr.fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (cont ? O_APPEND : O_TRUNC), 0644);
+	/* Never blocking: a FIFO whose reader is gone (after an exec, say)
+	 * is -ENXIO at once, not a program stuck in open(2). */
+	tr.fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK |
+			   (cont ? O_APPEND : O_TRUNC), 0644);
 	if (tr.fd < 0)
 		return -errno;
+	fcntl(tr.fd, F_SETFL, fcntl(tr.fd, F_GETFL) & ~O_NONBLOCK);
 	tr.map = raw_mmap(TRACE_CAP * sizeof(*tr.map));
 	tr.buf = raw_mmap(TRACE_BUF);
 	if (!tr.map || !tr.buf) {
