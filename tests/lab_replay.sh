@@ -3,7 +3,8 @@
 # lab_replay.sh USWAP - a lab workload's trace (--trace-out) replays under
 # three policies; a trace with a bad record is refused with its line
 # (exit status 2) and a missing file is a runtime error (1); --svg takes
-# any name, and a plot that cannot be written is exit 1.
+# any name, and a plot that cannot be written (a full disk, a FIFO no one
+# reads) is exit 1; no temporary file is left, even when interrupted.
 set -u
 uswap=$1
 dir=$(mktemp -d)
@@ -60,6 +61,25 @@ if command -v gnuplot > /dev/null; then
 		[ $rc = 1 ] || fail "--svg /dev/full: exit $rc, want 1"
 		grep -q 'ENOSPC' "$dir/full.err" || fail "--svg /dev/full: $(cat "$dir/full.err")"
 	fi
+	# A FIFO that no process reads: said at once (exit 1), no wait.
+	mkfifo "$dir/fifo"
+	timeout 60 "$uswap" lab replay "$dir/t.trace" --arm default --arm lock=device \
+		--svg "$dir/fifo" > /dev/null 2> "$dir/fifo.err"
+	rc=$?
+	[ $rc = 1 ] || fail "--svg to an unread FIFO: exit $rc, want 1"
+	grep -q 'no process reads' "$dir/fifo.err" || fail "--svg FIFO: $(cat "$dir/fifo.err")"
+	# gnuplot's files have no name: none is left in /tmp, even by a plot
+	# interrupted (SIGINT) while it draws.
+	before=$(ls /tmp | grep -c '^uswap-plot-')
+	"$uswap" lab replay "$dir/t.trace" --arm default --arm lock=device \
+		--svg "$dir/int.svg" > /dev/null 2>&1 &
+	pid=$!
+	sleep 0.3
+	kill -INT $pid 2> /dev/null
+	wait $pid
+	sleep 0.2
+	after=$(ls /tmp | grep -c '^uswap-plot-')
+	[ "$after" -le "$before" ] || fail "plot temp files left in /tmp: $((after - before))"
 fi
 
 [ $status = 0 ] && echo "ok: $records records replayed under 3 arms; bad ones refused"

@@ -443,7 +443,8 @@ static const char *do_svg(const char *cmd, const struct lab_result *res, const c
 	if (err) {
 		*failed = true;
 		fprintf(stderr, "uswap %s: --svg %s: cannot write the plot: %s (%s)\n", cmd,
-			path, strerror(-err), cli_errno_name(err));
+			path, err == -ENXIO ? "a FIFO that no process reads" : strerror(-err),
+			cli_errno_name(err));
 		return "failed";
 	}
 	return path;

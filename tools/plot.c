@@ -22,9 +22,10 @@ int cli_plot_open(const char *cmd, const char *path, bool *made)
 	if (!*path || !strcmp(path, "--"))
 		return cli_usage_error(cmd, "--plot needs a FILE.svg");
 	*made = access(path, F_OK) != 0;
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644); /* a FIFO: no wait */
 	if (fd < 0)
-		return cli_usage_error(cmd, "--plot %s: %s", path, strerror(errno));
+		return cli_usage_error(cmd, "--plot %s: %s", path, errno == ENXIO ?
+				       "a FIFO that no process reads" : strerror(errno));
 	close(fd);
 	return 0;
 }

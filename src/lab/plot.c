@@ -105,31 +105,47 @@ int lab_plot_svg(const struct lab_result *res, const char *path)
 	return lab_gnuplot_svg(path, lab_data, lab_script, (void *)res);
 }
 
-/* Copy the file @from to @fd. Return: 0; -EIO when @from is empty (gnuplot
- * drew nothing); -errno of a read or write (ENOSPC of a full disk). */
-static int copy_to(const char *from, int fd)
+/* Copy all of file @from (an open descriptor, read from its start) to
+ * @to. Return: 0; -EIO when @from is empty (gnuplot drew nothing);
+ * -errno of a read or write (ENOSPC of a full disk). */
+static int copy_fd(int from, int to)
 {
 	char buf[65536];
-	int in = open(from, O_RDONLY | O_CLOEXEC), err = 0;
 	size_t total = 0;
 	ssize_t n;
+	int err = 0;
 
-	if (in < 0)
+	if (lseek(from, 0, SEEK_SET) < 0)
 		return -errno;
-	while (!err && (n = read(in, buf, sizeof(buf))) != 0) {
+	while (!err && (n = read(from, buf, sizeof(buf))) != 0) {
 		if (n < 0) {
 			err = errno == EINTR ? 0 : -errno;
 			continue;
 		}
 		for (ssize_t off = 0, w; !err && off < n; off += w > 0 ? w : 0) {
-			w = write(fd, buf + off, (size_t)(n - off));
+			w = write(to, buf + off, (size_t)(n - off));
 			if (w < 0 && errno != EINTR)
 				err = -errno;
 		}
 		total += (size_t)n;
 	}
-	close(in);
 	return err ? err : total ? 0 : -EIO;
+}
+
+/* A temporary file with no name left: nothing stays behind however the
+ * process ends (an interrupted plot left its files in /tmp). gnuplot, our
+ * child, inherits it and reaches it as /dev/fd/N (@name). Return: the
+ * descriptor, or -errno. */
+static int anon_tmp(char *name, size_t len)
+{
+	char path[] = "/tmp/uswap-plot-XXXXXX";
+	int fd = mkstemp(path); /* no O_CLOEXEC: gnuplot's */
+
+	if (fd < 0)
+		return -errno;
+	unlink(path);
+	snprintf(name, len, "/dev/fd/%d", fd);
+	return fd;
 }
 
 /* Feed gnuplot @script_fn's script drawing @data into @svg. */
@@ -145,51 +161,54 @@ static int run_gnuplot(const char *data, const char *svg,
 	return pclose(g) == 0 ? 0 : -EIO;
 }
 
+/* Open the plot's destination @path: without blocking (a FIFO that no
+ * process reads is -ENXIO, not a wait forever) and without emptying it
+ * yet (an interrupted plot leaves the old file). Return: fd or -errno. */
+static int open_dest(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+
+	if (fd < 0)
+		return -errno;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
 int lab_gnuplot_svg(const char *path, int (*data_fn)(FILE *f, void *ctx),
 		    void (*script_fn)(FILE *g, const char *data, const char *path, void *ctx),
 		    void *ctx)
 {
-	char data[] = "/tmp/uswap-plot-XXXXXX", svg[] = "/tmp/uswap-plot-XXXXXX.svg";
-	int out, fd, err;
-	FILE *f;
+	char data[32], svg[32];
+	int out, dfd = -1, sfd = -1, err;
+	struct stat st;
+	FILE *f = NULL;
 
 	if (!lab_have_gnuplot())
 		return -ENOENT;
-	/* Fail here, with the reason, rather than in gnuplot. */
-	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	out = open_dest(path); /* fail here, with the reason, not in gnuplot */
 	if (out < 0)
-		return -errno;
-	fd = mkstemps(svg, 4);
-	if (fd < 0) {
+		return out;
+	err = (dfd = anon_tmp(data, sizeof(data))) < 0 ? dfd
+	      : (sfd = anon_tmp(svg, sizeof(svg))) < 0 ? sfd : 0;
+	if (!err && !(f = fdopen(dup(dfd), "w")))
 		err = -errno;
-		close(out);
-		return err;
-	}
-	close(fd);
-	fd = mkstemp(data);
-	f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (!f) {
-		err = -errno;
-		if (fd >= 0) {
-			close(fd);
-			unlink(data);
-		}
-		unlink(svg);
-		close(out);
-		return err;
-	}
-	err = data_fn(f, ctx);
-	if (fclose(f) && !err)
+	if (!err)
+		err = data_fn(f, ctx);
+	if (f && fclose(f) && !err)
 		err = -EIO;
 	/* gnuplot draws into a file of ours: it takes the name quoted, and
-	 * it says nothing of a failed write, which copy_to() sees. */
+	 * it says nothing of a failed write, which copy_fd() sees. */
 	if (!err)
 		err = run_gnuplot(data, svg, script_fn, ctx);
+	if (!err && fstat(out, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(out, 0))
+		err = -errno;
 	if (!err)
-		err = copy_to(svg, out);
+		err = copy_fd(sfd, out);
 	if (close(out) && !err)
 		err = -errno;
-	unlink(data);
-	unlink(svg);
+	if (dfd >= 0)
+		close(dfd);
+	if (sfd >= 0)
+		close(sfd);
 	return err;
 }
