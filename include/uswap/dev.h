@@ -100,14 +100,14 @@ USWAP_API int uswap_device_print_stats(struct uswap *u, int type, FILE *out);
 /*
  * uswap_mirror_replace() - open @spec and make it the new leg of mirror
  * device @type in place of its failed leg, while the device is in use: a
- * thread copies every slot to it from the healthy leg; until the copy is
- * complete the new leg is written (in step with the copy) but never read.
- * Progress and the end show in uswap_device_print_stats() (leg state
- * "syncing", resynced_slots).
+ * thread copies every slot holding data to it from the healthy leg; until
+ * the copy is complete the new leg is written (in step with the copy) but
+ * never read. Progress and the end show in uswap_device_print_stats()
+ * (leg state "syncing", resynced_slots).
  * Return: 0 (the copy runs); -ENOENT (no device @type); -EINVAL (not a
  * mirror, no failed leg, the new one smaller than the mirror, a plain
- * one for a mirror of encrypted legs, a bad spec); -EBUSY (a copy under way); -ENOSPC (replaced 8 times already);
- * with a message in @err.
+ * one for a mirror of encrypted legs, a bad spec); -EBUSY (a copy under
+ * way); -ENOSPC (replaced 8 times already); with a message in @err.
  * Thread-safety: any thread; takes the swapon lock.
  */
 USWAP_API int uswap_mirror_replace(struct uswap *u, int type, const char *spec,
