@@ -47,6 +47,54 @@ for page in man1/uswap.1 man1/uswap-run.1 man1/uswap-swapon.1 man1/uswap-status.
 	[ -e "$(find "$dest" -path "*/man/$page" | head -n1)" ] || fail "$page not installed"
 done
 
+# The installed uswap loads only the installed agent: one planted where a
+# source tree would have it ($prefix/src/agent, group-writable on Debian)
+# is never preloaded. The planted library leaves a mark when loaded.
+cat > "$dest/plant.c" <<'C'
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+__attribute__((constructor)) static void planted(void)
+{
+	const char *mark = getenv("PLANT_MARK");
+	if (mark)
+		close(open(mark, O_WRONLY | O_CREAT, 0600));
+}
+C
+cc -shared -fPIC -o "$dest/planted.so" "$dest/plant.c" || fail "build the planted library"
+bindir=$(dirname "$(find "$dest" -path '*/bin/uswap' | head -n1)")
+mkdir -p "$bindir/../src/agent"
+cp "$dest/planted.so" "$bindir/../src/agent/libuswap-preload.so"
+PLANT_MARK="$dest/mark-installed" LD_LIBRARY_PATH="$libdir" \
+	"$bindir/uswap" run --limit 8M -- true > "$dest/plant.out" 2>&1 || :
+[ -e "$dest/mark-installed" ] && fail "the installed uswap preloaded $bindir/../src/agent's library"
+grep -q "src/agent" "$dest/plant.out" && fail "the installed uswap looked in src/agent: $(cat "$dest/plant.out")"
+
+# USWAP_PRELOAD is obeyed in a normal run (the control: this copy is not
+# the build tree's, so nothing else would load), and ignored by a
+# set-user-ID copy (secure execution, as ld.so ignores LD_PRELOAD).
+if [ "$(id -u)" = 0 ] && id nobody > /dev/null 2>&1; then
+	mkdir -m 755 "$dest/suid"
+	cp "$build/tools/uswap" "$dest/suid/uswap"
+	PLANT_MARK="$dest/mark-env" USWAP_PRELOAD="$dest/planted.so" \
+		"$dest/suid/uswap" run --limit 8M -- true > "$dest/env.out" 2>&1 || :
+	if grep -q "not permitted\|no userfaultfd" "$dest/env.out"; then
+		echo "note: no userfaultfd here: USWAP_PRELOAD checks skipped"
+	else
+		[ -e "$dest/mark-env" ] || fail "USWAP_PRELOAD was not preloaded: $(cat "$dest/env.out")"
+		chown nobody "$dest/suid/uswap" && chmod 4755 "$dest/suid/uswap"
+		if "$dest/suid/uswap" --version > /dev/null 2>&1; then
+			PLANT_MARK="$dest/mark-suid" USWAP_PRELOAD="$dest/planted.so" \
+				"$dest/suid/uswap" run --limit 8M -- true > "$dest/suid.out" 2>&1 || :
+			[ -e "$dest/mark-suid" ] && fail "a set-user-ID uswap obeyed USWAP_PRELOAD"
+			grep -q "USWAP_PRELOAD=" "$dest/suid.out" &&
+				fail "a set-user-ID uswap read USWAP_PRELOAD: $(cat "$dest/suid.out")"
+		else
+			echo "note: a set-user-ID copy cannot run here (nosuid, or the build's library unreadable by nobody): skipped"
+		fi
+	fi
+fi
+
 cat > "$dest/hello.c" <<'C'
 #include <stdio.h>
 #include <string.h>
@@ -80,4 +128,4 @@ cc -o "$dest/hello-static" "$dest/hello.c" $(pkg-config --cflags uswap) $static_
 	fail "build against the installed static library"
 ldd "$dest/hello-static" | grep -q libuswap && fail "the static build still needs libuswap.so"
 "$dest/hello-static" | grep -q '^ok$' || fail "static build run"
-echo "ok: installed tree, shared and static builds with pkg-config"
+echo "ok: installed tree (no planted agent loaded), shared and static builds with pkg-config"

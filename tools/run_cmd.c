@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <linux/userfaultfd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -65,8 +66,9 @@ static const char usage_text[] =
 "                      skipped with a note if gnuplot is missing\n"
 "  -h, --help          show this help\n"
 "\n"
-"The agent is $USWAP_PRELOAD if set, else the build tree's, else the\n"
-"installed libuswap-preload.so.\n"
+"The agent is $USWAP_PRELOAD if set (ignored in secure-execution mode:\n"
+"set-user-ID or with file capabilities), else, for the build tree's uswap\n"
+"only, the build tree's, else the installed libuswap-preload.so.\n"
 "\n"
 "Needs userfaultfd that handles faults from system calls too (read(2) into\n"
 "swapped-out memory): root, sysctl vm.unprivileged_userfaultfd=1, or\n"
@@ -240,32 +242,51 @@ static int check_devices(const struct run_opts *o)
 	return 0;
 }
 
-/* The agent: $USWAP_PRELOAD, the build tree's, or the installed one. */
+/* Is this program the build tree's uswap (not an installed copy)? Its
+ * own directory, resolved, is the build's tools directory. */
+static bool in_build_tree(void)
+{
+	char self[PATH_MAX], *exe = realpath("/proc/self/exe", NULL), *tools;
+	bool same;
+
+	if (!exe)
+		return false;
+	snprintf(self, sizeof(self), "%s", exe);
+	free(exe);
+	*strrchr(self, '/') = '\0';
+	tools = realpath(USWAP_BUILD_TOOLS, NULL);
+	same = tools && !strcmp(self, tools);
+	free(tools);
+	return same;
+}
+
+/*
+ * find_agent() - the agent to preload: $USWAP_PRELOAD, read with
+ * secure_getenv() (so a set-user-ID, set-group-ID or file-capability
+ * uswap, run in secure-execution mode, ignores it, as the dynamic loader
+ * ignores LD_PRELOAD there); else the build tree's, for the build tree's
+ * uswap only (an installed uswap never looks near its own directory: a
+ * path like $prefix/src/agent may be writable by a group, and what it
+ * found would be preloaded into root's programs); else the installed
+ * one. @buf says what was tried, for the error. Return: the path or NULL.
+ */
 static const char *find_agent(char *buf, size_t len)
 {
-	const char *env = getenv("USWAP_PRELOAD");
-	char self[4096];
-	ssize_t n;
+	const char *env = secure_getenv("USWAP_PRELOAD");
 
 	buf[0] = '\0';
 	if (env && *env) {
 		snprintf(buf, len, "USWAP_PRELOAD=%s", env);
 		return access(env, R_OK) == 0 ? env : NULL;
 	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		*strrchr(self, '/') = '\0';
-		snprintf(buf, len, "%s/../src/agent/libuswap-preload.so", self);
+	if (in_build_tree()) {
+		snprintf(buf, len, "%s", USWAP_BUILD_AGENT);
 		if (access(buf, R_OK) == 0)
 			return buf;
+		snprintf(buf + strlen(buf), len - strlen(buf), " and ");
 	}
-#ifdef USWAP_PRELOAD_INSTALLED
-	if (access(USWAP_PRELOAD_INSTALLED, R_OK) == 0)
-		return USWAP_PRELOAD_INSTALLED;
-	snprintf(buf + strlen(buf), len - strlen(buf), " and %s", USWAP_PRELOAD_INSTALLED);
-#endif
-	return NULL;
+	snprintf(buf + strlen(buf), len - strlen(buf), "%s", USWAP_PRELOAD_INSTALLED);
+	return access(USWAP_PRELOAD_INSTALLED, R_OK) == 0 ? USWAP_PRELOAD_INSTALLED : NULL;
 }
 
 /* ------------------------------------------------------------------------
@@ -384,13 +405,13 @@ int cmd_run(int argc, char **argv)
 	rc = parse_opts(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;
-	if ((rc = check_devices(&o)) || (rc = check_userfaultfd()))
-		return rc;
 	agent = find_agent(agent_buf, sizeof(agent_buf));
 	if (!agent)
 		return cli_runtime_error(CMD, "libuswap-preload.so not found: tried %s (set "
 					 "USWAP_PRELOAD to its path; it is not built under a "
 					 "sanitizer)", agent_buf);
+	if ((rc = check_devices(&o)) || (rc = check_userfaultfd()))
+		return rc;
 	if (o.json && (rc = check_output("--json", o.json, 0, &json_fd)))
 		return rc; /* it must be writable before CMD starts */
 	if (o.plot) { /* likewise */
