@@ -6,8 +6,9 @@
  * holding real text, random bytes, zero and same-filled pages come back
  * byte for byte through the synchronous and the asynchronous interface;
  * requests outside the device are refused; discard frees what it covers
- * (zram memory, file blocks through punched holes) and the range reads
- * zeroes; a mkswap'ed file keeps its header page when the whole area is
+ * (zram memory, file blocks through punched holes, allocated again at
+ * once so the file never stays sparse) and the range reads zeroes; a
+ * file discarded by a process that died without close opens again; a mkswap'ed file keeps its header page when the whole area is
  * discarded at open.
  *
  * Usage: test_backend [stress [threads [scale [seed]]]]
@@ -353,33 +354,120 @@ static void test_discard_makes_ranges_read_zero(void **state)
 	t_buf_free(got, false);
 }
 
-/* Punched holes really free blocks: a written file's allocated size drops
- * after discarding its data. */
-static void test_file_discard_punches_holes(void **state)
+/* Make @path's blocks all allocated, as a file written in full for mkswap
+ * is (t_dev_file() leaves it sparse). */
+static void allocate_in_full(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDWR);
+
+	t_true(fd >= 0);
+	t_eq(fstat(fd, &st), 0);
+	t_eq(fallocate(fd, 0, 0, st.st_size), 0);
+	close(fd);
+}
+
+/* A discard punches the range out (it reads zeroes) and allocates it again
+ * at once: the file stays fully allocated, as a swap file under the
+ * kernel's discard does, so it is never left with holes. */
+static void test_file_discard_zeroes_and_keeps_the_file_allocated(void **state)
 {
 	struct file_backend_opts fo = { .discard = true };
 	unsigned char *buf = t_buf_alloc(AREA_BYTES, false);
+	unsigned char *zero = t_buf_alloc(AREA_BYTES, false);
 	char *path = t_dev_file(DEV_SLOTS, false, NULL);
 	struct backend *b = NULL;
+	struct file_backend_info fi;
 	struct stat st1, st2;
 	uint64_t rng = 7;
 	char err[256];
 
 	(void)state;
+	allocate_in_full(path);
 	t_eq(backend_file_open(path, &fo, &b, err, sizeof(err)), 0);
 	t_fill_folio(buf, 9, &rng);
 	t_bwrite(b, AREA, 9, buf);
 	t_eq(b->ops->flush(b), 0);
 	t_eq(stat(path, &st1), 0);
 	t_eq(b->ops->discard(b, AREA, USWAP_CLUSTER_SLOTS), 0);
+	t_eq(b->ops->discard(b, AREA + 3, 5), 0); /* a part of it, again */
 	t_eq(stat(path, &st2), 0);
-	printf("# %s: %lld blocks before discard, %lld after\n", path,
-	       (long long)st1.st_blocks, (long long)st2.st_blocks);
-	t_true(st2.st_blocks + (long long)(AREA_BYTES / 512) / 2 <= st1.st_blocks);
+	printf("# %s: %lld blocks before discard, %lld after, %lld bytes\n", path,
+	       (long long)st1.st_blocks, (long long)st2.st_blocks,
+	       (long long)st2.st_size);
+	memset(zero, 0, AREA_BYTES);
+	t_bread(b, AREA, 9, buf);
+	t_assert_same_bytes(buf, zero, AREA_BYTES, "discarded range");
 	t_eq(st2.st_size, st1.st_size); /* KEEP_SIZE */
+	t_true((uint64_t)st2.st_blocks * 512 >= (uint64_t)st2.st_size);
+	t_eq(file_backend_info(b, &fi), 0);
+	t_eq_u64(fi.discards, 3); /* at open and the two above */
 	b->ops->close(b);
 	free(path);
 	t_buf_free(buf, false);
+	t_buf_free(zero, false);
+}
+
+/* A process that dies without closing its swap file (`uswap run`'s agent
+ * just exits with its program) leaves a file the next open accepts: the
+ * child opens the spec with :discard (whole area discarded), writes,
+ * discards and _exit()s; the parent then opens the same spec again,
+ * through the header's checks (holes included). */
+static char *child_swapfile;
+
+static int child_discards_and_dies(void)
+{
+	static unsigned char page[USWAP_PAGE_SIZE];
+	struct uswap_backend *ub = NULL;
+	struct backend *b;
+	char spec[600], err[512] = "";
+	int prio;
+
+	snprintf(spec, sizeof(spec), "file:%s:discard", child_swapfile);
+	if (uswap_backend_open(spec, &ub, &prio, err, sizeof(err))) {
+		fprintf(stderr, "child: open %s: %s\n", spec, err);
+		return 1;
+	}
+	b = (struct backend *)ub;
+	memset(page, 0x5a, sizeof(page));
+	for (uint64_t s = AREA; s < AREA + 64; s++)
+		if (b->ops->write(b, s, 0, page))
+			return 1;
+	if (b->ops->discard(b, AREA, 32) || b->ops->discard(b, AREA + 40, 8))
+		return 1;
+	return 0; /* no close */
+}
+
+static void test_file_discarded_without_close_opens_again(void **state)
+{
+	struct uswap_backend *ub = NULL;
+	struct stat st;
+	char spec[600], err[512] = "";
+	int status = 0, prio;
+	pid_t pid;
+
+	(void)state;
+	child_swapfile = t_dev_swapfile(DEV_SLOTS);
+	if (child_swapfile == NULL)
+		t_skip("mkswap is not available");
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	t_true(pid >= 0);
+	if (pid == 0)
+		_exit(child_discards_and_dies());
+	t_eq(waitpid(pid, &status, 0), pid);
+	t_true(WIFEXITED(status));
+	t_eq(WEXITSTATUS(status), 0);
+	t_eq(stat(child_swapfile, &st), 0);
+	printf("# %s: %lld of %lld bytes allocated after the child\n", child_swapfile,
+	       (long long)st.st_blocks * 512, (long long)st.st_size);
+	t_true((uint64_t)st.st_blocks * 512 >= (uint64_t)st.st_size);
+	snprintf(spec, sizeof(spec), "file:%s:discard", child_swapfile);
+	if (uswap_backend_open(spec, &ub, &prio, err, sizeof(err)))
+		fail_msg("open %s again: %s", spec, err);
+	uswap_backend_close(ub);
+	free(child_swapfile);
 }
 
 /* With discard off a discard request does nothing (the kernel issues no
@@ -631,37 +719,22 @@ static void test_file_short_transfer_is_an_error(void **state)
 	t_buf_free(buf, false);
 }
 
-/*
- * Run @fn in a child whose io_uring_setup(2) fails with ENOSYS and whose
- * fallocate(2) fails with EOPNOTSUPP (a seccomp filter), as on a kernel
- * without io_uring and a filesystem without punch-hole. @fn returns 0 or
- * prints what failed and returns 1.
- */
-static void run_without_uring_and_punch_hole(int (*fn)(void))
-{
 #if defined(__x86_64__)
-	const unsigned int arch = AUDIT_ARCH_X86_64;
+#define T_AUDIT_ARCH AUDIT_ARCH_X86_64
 #elif defined(__aarch64__)
-	const unsigned int arch = AUDIT_ARCH_AARCH64;
+#define T_AUDIT_ARCH AUDIT_ARCH_AARCH64
 #else
-	const unsigned int arch = 0;
+#define T_AUDIT_ARCH 0
 #endif
-	struct sock_filter filter[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_fallocate, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EOPNOTSUPP),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { .len = T_ARRAY_SIZE(filter), .filter = filter };
+
+/* Run @fn in a child under the seccomp filter @prog; skip where filters
+ * are not allowed. @fn returns 0 or prints what failed and returns 1. */
+static void run_under_seccomp(const struct sock_fprog *prog, int (*fn)(void))
+{
 	int status = 0;
 	pid_t pid;
 
-	if (arch == 0)
+	if (T_AUDIT_ARCH == 0)
 		t_skip("no seccomp architecture constant for this machine");
 	fflush(stdout);
 	fflush(stderr);
@@ -669,7 +742,7 @@ static void run_without_uring_and_punch_hole(int (*fn)(void))
 	t_true(pid >= 0);
 	if (pid == 0) {
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog) != 0) {
 			fprintf(stderr, "seccomp: %s\n", strerror(errno));
 			_exit(T_EXIT_SKIP);
 		}
@@ -680,6 +753,54 @@ static void run_without_uring_and_punch_hole(int (*fn)(void))
 	if (WEXITSTATUS(status) == T_EXIT_SKIP)
 		t_skip("seccomp filters are not allowed here");
 	t_eq(WEXITSTATUS(status), 0);
+}
+
+/*
+ * Run @fn in a child whose io_uring_setup(2) fails with ENOSYS and whose
+ * fallocate(2) fails with EOPNOTSUPP (a seccomp filter), as on a kernel
+ * without io_uring and a filesystem without punch-hole.
+ */
+static void run_without_uring_and_punch_hole(int (*fn)(void))
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, T_AUDIT_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_fallocate, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EOPNOTSUPP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = T_ARRAY_SIZE(filter), .filter = filter };
+
+	run_under_seccomp(&prog, fn);
+}
+
+/*
+ * Run @fn in a child whose fallocate(2) with mode 0 (allocate) fails with
+ * EOPNOTSUPP while PUNCH_HOLE works: a filesystem that can punch but not
+ * preallocate. The mode is the low word of the second argument (both
+ * machines named above are little-endian).
+ */
+static void run_without_preallocation(int (*fn)(void))
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, T_AUDIT_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_fallocate, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EOPNOTSUPP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = T_ARRAY_SIZE(filter), .filter = filter };
+
+	run_under_seccomp(&prog, fn);
 }
 
 #define CHILD_CHECK(cond)                                                     \
@@ -734,6 +855,48 @@ static void test_file_falls_back_without_io_uring_and_stops_discarding_when_refu
 	(void)state;
 	child_path = t_dev_file(DEV_SLOTS, false, NULL);
 	run_without_uring_and_punch_hole(child_falls_back);
+	free(child_path);
+}
+
+static int child_keeps_holes_without_preallocation(void)
+{
+	struct file_backend_opts fo = { .discard = true };
+	static unsigned char page[USWAP_PAGE_SIZE], zero[USWAP_PAGE_SIZE];
+	struct backend *b = NULL;
+	struct file_backend_info fi;
+	char err[256] = "", *stats = NULL;
+	size_t len = 0;
+	FILE *mem;
+
+	CHILD_CHECK(backend_file_open(child_path, &fo, &b, err, sizeof(err)) == 0);
+	CHILD_CHECK(file_backend_info(b, &fi) == 0);
+	CHILD_CHECK(fi.open_discard_rc == 0 && !fi.discard_refused);
+	memset(page, 0x77, sizeof(page));
+	CHILD_CHECK(b->ops->write(b, AREA + 1, 0, page) == 0);
+	CHILD_CHECK(b->ops->discard(b, AREA, 4) == 0);
+	CHILD_CHECK(b->ops->read(b, AREA + 1, 0, page) == 0);
+	CHILD_CHECK(memcmp(page, zero, sizeof(page)) == 0);
+	/* Writing into the hole allocates it; the data comes back. */
+	memset(page, 0x78, sizeof(page));
+	CHILD_CHECK(b->ops->write(b, AREA + 2, 0, page) == 0);
+	CHILD_CHECK(b->ops->read(b, AREA + 2, 0, zero) == 0);
+	CHILD_CHECK(memcmp(page, zero, sizeof(page)) == 0);
+	mem = open_memstream(&stats, &len);
+	CHILD_CHECK(mem != NULL);
+	b->ops->print_stats(b, mem);
+	fclose(mem);
+	CHILD_CHECK(strstr(stats, "\nrealloc_refused 1\n") != NULL);
+	CHILD_CHECK(strstr(stats, "\nrealloc_failed 1\n") != NULL); /* tried once */
+	free(stats);
+	b->ops->close(b);
+	return 0;
+}
+
+static void test_file_discard_without_preallocation_keeps_the_hole(void **state)
+{
+	(void)state;
+	child_path = t_dev_file(DEV_SLOTS, false, NULL);
+	run_without_preallocation(child_keeps_holes_without_preallocation);
 	free(child_path);
 }
 
@@ -1073,13 +1236,15 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unwritten_slots_read_zero),
 		cmocka_unit_test(test_requests_outside_the_device_are_refused),
 		cmocka_unit_test(test_discard_makes_ranges_read_zero),
-		cmocka_unit_test(test_file_discard_punches_holes),
+		cmocka_unit_test(test_file_discard_zeroes_and_keeps_the_file_allocated),
+		cmocka_unit_test(test_file_discarded_without_close_opens_again),
 		cmocka_unit_test(test_file_discard_off_keeps_data),
 		cmocka_unit_test(test_file_discard_at_open_spares_the_header),
 		cmocka_unit_test(test_file_geometry_and_io_mode),
 		cmocka_unit_test(test_file_async_uses_io_uring_and_bounces_unaligned_direct_io),
 		cmocka_unit_test(test_file_short_transfer_is_an_error),
 		cmocka_unit_test(test_file_falls_back_without_io_uring_and_stops_discarding_when_refused),
+		cmocka_unit_test(test_file_discard_without_preallocation_keeps_the_hole),
 		cmocka_unit_test(test_done_callbacks_may_submit_again),
 	};
 	const struct CMUnitTest stress[] = {

@@ -5,6 +5,7 @@
  * clean copies with no I/O, frees leave nothing in use, and injected write
  * and read errors lose no data and never return wrong data.
  */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -633,9 +634,10 @@ static void test_mkswap_file_round_trips_through_swap_path(void **state)
 	unlink(path);
 }
 
-/* swapon --discard on a file: a cluster that empties is punched out of the
- * file before reuse, the data of live folios survives, and the file is
- * whole again (no holes: swapon would refuse it) after swapoff. */
+/* swapon --discard on a file: a cluster that empties is discarded before
+ * reuse (punched out and allocated again at once: it reads zeroes and the
+ * file keeps every block), the data of live folios survives, and the file
+ * has no holes (swapon would refuse it) before and after swapoff. */
 static void test_file_discard_punches_freed_clusters(void **state)
 {
 	char path[64], spec[300], err[256];
@@ -659,9 +661,23 @@ static void test_file_discard_punches_freed_clusters(void **state)
 	uint32_t free_before = t_info(u, type).free_clusters;
 	t_eq(uswap_swap_free(u, big, 9), 0);
 	t_eq(stat(path, &st_punched), 0);
-	/* The 2 MiB cluster went back to the file system... */
-	if (st_punched.st_blocks + 4096 > st_full.st_blocks)
-		fail_msg("blocks %lld -> %lld: the freed cluster was not discarded",
+	/* The 2 MiB cluster was discarded (reads zeroes), and the file is
+	 * still fully allocated... */
+	{
+		int fd = open(path, O_RDONLY);
+
+		t_true(fd >= 0);
+		t_eq(pread(fd, cluster, folio_bytes(9),
+			   (off_t)(uswap_entry_offset(big) * USWAP_PAGE_SIZE)),
+		     (ssize_t)folio_bytes(9));
+		close(fd);
+		for (size_t i = 0; i < folio_bytes(9); i++)
+			if (((unsigned char *)cluster)[i])
+				fail_msg("byte %zu of the freed cluster: the cluster "
+					 "was not discarded", i);
+	}
+	if ((uint64_t)st_punched.st_blocks * 512 < (uint64_t)st_punched.st_size)
+		fail_msg("blocks %lld -> %lld: the discard left the file with holes",
 			 (long long)st_full.st_blocks, (long long)st_punched.st_blocks);
 	/* ...and is free again, not stuck on the discard list. */
 	t_eq(t_info(u, type).free_clusters, free_before + 1);

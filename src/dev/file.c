@@ -23,8 +23,21 @@
  * opts.discard (swapon --discard): the whole area except the header page
  * once at open (discard_swap() at swapon), and each range on request
  * (the per-cluster discard as clusters become free). Files punch holes
- * (fallocate PUNCH_HOLE | KEEP_SIZE: the range then reads zeroes) and
- * block devices get BLKDISCARD. When the filesystem or device refuses
+ * (fallocate PUNCH_HOLE | KEEP_SIZE: the filesystem frees the blocks, and
+ * trims them where it is mounted with discard; the range then reads
+ * zeroes) and block devices get BLKDISCARD. A punched range is allocated
+ * again at once (fallocate mode 0: unwritten extents, nothing written,
+ * still reads zeroes, counted in st_blocks), as the kernel's discard
+ * under a swap file leaves the file fully mapped: the file never has
+ * holes for longer than a discard takes, so a process that dies without
+ * close leaves a file the next open accepts (the header check refuses a
+ * sparse file). When that re-allocation fails (ENOSPC: someone took the
+ * space) it is counted and warned about once and close tries again; when
+ * the filesystem has no mode-0 fallocate (EOPNOTSUPP) the hole stays and
+ * that is recorded (realloc_refused in the statistics). On tmpfs the
+ * re-allocation takes the memory back; that is accepted: the file was
+ * fully allocated when mkswap'd, and discard only has to leave it so.
+ * When the filesystem or device refuses discard itself
  * (EOPNOTSUPP), discard returns -EOPNOTSUPP and the backend stops trying,
  * as the kernel clears SWP_DISCARDABLE. With discard off, a discard
  * request does nothing and returns 0 (the slots keep stale data, which
@@ -82,6 +95,9 @@ struct file_backend {
 	/* statistics; relaxed atomics */
 	_Atomic uint64_t nr_read, nr_write, nr_discard;
 	_Atomic uint64_t nr_async, nr_short, nr_bounce;
+	_Atomic uint64_t nr_realloc_failed; /* punched, not re-allocated */
+	_Atomic bool realloc_warned;        /* the one warning is out */
+	_Atomic bool realloc_refused;       /* EOPNOTSUPP: holes stay */
 };
 
 /* An async request that needed a bounce buffer. Tagged with bit 0 in the
@@ -208,6 +224,36 @@ static int file_write(struct backend *b, uint64_t slot, unsigned int order,
 /* ------------------------------------------------------------------ */
 /* Discard */
 
+/*
+ * Allocate the punched range [@off, @off + @len) again (unwritten extents)
+ * so that the file has no holes. A failure does not fail the discard: the
+ * range reads zeroes either way, a later write into the hole allocates
+ * (or fails with -ENOSPC), and file_close() tries the whole file again.
+ * The caller owns the range (the cluster being discarded is off every
+ * list), so no write races with the punch or this.
+ */
+static void reallocate_bytes(struct file_backend *fb, uint64_t off, uint64_t len)
+{
+	int e;
+
+	if (atomic_load_explicit(&fb->realloc_refused, memory_order_relaxed))
+		return;
+	if (fallocate(fb->fd, 0, (off_t)off, (off_t)len) == 0)
+		return;
+	e = errno;
+	count(&fb->nr_realloc_failed);
+	if (e == EOPNOTSUPP || e == ENOSYS) {
+		/* Punch without preallocation (rare): the holes stay, and
+		 * the next open refuses the file until it is written in full. */
+		atomic_store(&fb->realloc_refused, true);
+	}
+	if (!atomic_exchange(&fb->realloc_warned, true))
+		fprintf(stderr, "uswap: warning: %s: could not re-allocate discarded "
+			"blocks: %s; the file has holes%s\n", fb->b.name, strerror(e),
+			atomic_load(&fb->realloc_refused) ? " (write it in full "
+			"before the next swapon)" : " until close");
+}
+
 /* Discard bytes [@off, @off + @len) of the medium. Return: 0,
  * -EOPNOTSUPP (refused: the backend stops trying), -EIO. */
 static int discard_bytes(struct file_backend *fb, uint64_t off, uint64_t len)
@@ -223,6 +269,8 @@ static int discard_bytes(struct file_backend *fb, uint64_t off, uint64_t len)
 	} else {
 		rc = fallocate(fb->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 			       (off_t)off, (off_t)len);
+		if (rc == 0)
+			reallocate_bytes(fb, off, len);
 	}
 	if (rc == 0) {
 		count(&fb->nr_discard);
@@ -636,6 +684,9 @@ static void file_print_stats(struct backend *b, FILE *out)
 	P(short_retries);
 	P(bounces);
 #undef P
+	fprintf(out, "realloc_failed %llu\n",
+		(unsigned long long)atomic_load(&to_file(b)->nr_realloc_failed));
+	fprintf(out, "realloc_refused %d\n", atomic_load(&to_file(b)->realloc_refused));
 }
 
 /* Context: no other thread may use @b. Requests still in flight are
@@ -654,11 +705,11 @@ static void file_close(struct backend *b)
 	}
 	pthread_mutex_destroy(&fb->sq_lock);
 	pthread_mutex_destroy(&fb->cq_lock);
-	/* Punched holes would make the next swapon refuse the file ("has
-	 * holes"), which the kernel's discard of the blocks under a swap file
-	 * never does: allocate the blocks again (unwritten, so no data is
-	 * written) before letting go. */
-	if (!fb->blkdev && atomic_load(&fb->nr_discard) &&
+	/* Every punched range was allocated again at once; this is the
+	 * second chance for a re-allocation that failed then (ENOSPC), so
+	 * the next open does not refuse the file ("has holes"). */
+	if (!fb->blkdev && atomic_load(&fb->nr_realloc_failed) &&
+	    !atomic_load(&fb->realloc_refused) &&
 	    fallocate(fb->fd, 0, 0, (off_t)fb->size_bytes))
 		fprintf(stderr, "uswap: warning: %s: could not re-allocate discarded blocks: %s\n",
 			b->name, strerror(errno));
