@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -61,6 +62,9 @@ static const char usage_text[] =
 "  --trace FILE        record the swap stream of CMD (the process started,\n"
 "                      not its children) as a lab trace for 'uswap lab\n"
 "                      replay FILE --arm POLICY --arm POLICY'\n"
+"  --kill-after SECS   if uswap run itself is killed (SIGKILL), CMD gets\n"
+"                      SIGTERM at once and SIGKILL this long after\n"
+"                      (default 5)\n"
 "  --plot FILE.svg     draw resident heap, each device's use and the swap\n"
 "                      rates over time (read every 0.2 s) with gnuplot;\n"
 "                      skipped with a note if gnuplot is missing\n"
@@ -82,7 +86,8 @@ static const char usage_text[] =
 "Exit status: CMD's (128+N when a signal ended it); 127 CMD not found, 126\n"
 "not executable; 1 uswap could not run it; 2 usage error.\n";
 
-enum { OPT_DEVICE = 256, OPT_ORDER, OPT_HEAP, OPT_STATS, OPT_JSON, OPT_PLOT, OPT_TRACE };
+enum { OPT_DEVICE = 256, OPT_ORDER, OPT_HEAP, OPT_STATS, OPT_JSON, OPT_PLOT, OPT_TRACE,
+       OPT_KILL_AFTER };
 
 static const struct option long_options[] = {
 	{ "limit",  required_argument, NULL, 'l' },
@@ -93,6 +98,7 @@ static const struct option long_options[] = {
 	{ "json",   required_argument, NULL, OPT_JSON },
 	{ "plot",   required_argument, NULL, OPT_PLOT },
 	{ "trace",  required_argument, NULL, OPT_TRACE },
+	{ "kill-after", required_argument, NULL, OPT_KILL_AFTER },
 	{ "help",   no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -106,6 +112,7 @@ struct run_opts {
 	const char *json;
 	const char *plot;
 	const char *trace;
+	double kill_after;  /* seconds from SIGTERM to SIGKILL (guard) */
 	char **cmd;
 };
 
@@ -125,6 +132,10 @@ static int apply_option(struct run_opts *o, int opt, const char *arg)
 	case OPT_DEVICE:
 		if (o->nr_devices == MAX_DEVICES)
 			return cli_usage_error(CMD, "more than %d --device", MAX_DEVICES);
+		/* The agent gets the specs one per line (agent.h): a newline
+		 * inside one would split it into others. */
+		if (strchr(arg, '\n'))
+			return cli_usage_error(CMD, "--device: a spec cannot hold a newline");
 		if (cli_check_spec(CMD, "--device", arg))
 			return CLI_EXIT_USAGE;
 		o->devices[o->nr_devices++] = arg;
@@ -140,6 +151,11 @@ static int apply_option(struct run_opts *o, int opt, const char *arg)
 			return cli_usage_error(CMD, "--heap '%s': want 64M..4T", arg);
 		return 0;
 	case OPT_STATS: o->stats = true; return 0;
+	case OPT_KILL_AFTER:
+		if (cli_parse_seconds(arg, &o->kill_after) || o->kill_after > 3600)
+			return cli_usage_error(CMD, "--kill-after '%s': want seconds, up to 3600",
+					       arg);
+		return 0;
 	case OPT_PLOT:
 		if (!strcmp(arg, "--"))
 			return cli_usage_error(CMD, "--plot needs a FILE before '--'");
@@ -165,7 +181,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 						       "zram:1G" };
 	int opt, err;
 
-	*o = (struct run_opts){ .limit = 256u << 20, .heap = UINT64_C(8) << 30 };
+	*o = (struct run_opts){ .limit = 256u << 20, .heap = UINT64_C(8) << 30,
+				.kill_after = 5 };
 	optind = 0;
 	/* '+': stop at CMD, whose options are its own. */
 	while ((opt = cli_next_option(CMD, argc, argv, "+:l:h", long_options, usage_text)) > 0)
@@ -341,6 +358,82 @@ static void exec_cmd(const struct run_opts *o, const char *agent, const char *st
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
+/* ------------------------------------------------------------------------
+ * The guard: CMD does not outlive a killed uswap run
+ * ---------------------------------------------------------------------- */
+
+/*
+ * guard_main() - in a process of its own, wait until uswap run is gone
+ * (the pipe's write end, which only uswap run holds, closes) or says it
+ * is done (one byte). Gone: CMD, named by @pidfd (never a reused pid),
+ * gets SIGTERM, then SIGKILL @kill_after seconds later if it still runs,
+ * and the stats file goes. This is `timeout -k`'s escalation applied to
+ * our own death, which PR_SET_PDEATHSIG alone cannot do (a CMD that
+ * ignores SIGTERM ran on, and the stats file stayed).
+ */
+static void guard_main(int rd, int pidfd, double kill_after, const char *stats)
+{
+	static const int quiet[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
+				     SIGALRM, SIGPIPE };
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+	char byte;
+	ssize_t n;
+
+	/* Group-wide signals are CMD's and uswap run's business. */
+	for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++)
+		signal(quiet[i], SIG_IGN);
+	do
+		n = read(rd, &byte, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1)
+		_exit(0); /* uswap run reaped CMD and is ending normally */
+	syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);
+	/* The pidfd reads as ready once CMD has ended. */
+	if (poll(&pfd, 1, (int)(kill_after * 1000)) == 0)
+		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+	unlink(stats);
+	_exit(0);
+}
+
+/* Start the guard for CMD (@child). Return: the pipe's write end, which
+ * uswap run keeps (close-on-exec) until guard_done(), or -1: no guard
+ * (no pidfd on this kernel), PR_SET_PDEATHSIG's SIGTERM only. */
+static int guard_start(pid_t cmd, double kill_after, const char *stats, pid_t *guard)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, cmd, 0), fds[2];
+
+	if (pidfd < 0)
+		return -1;
+	if (pipe2(fds, O_CLOEXEC)) {
+		close(pidfd);
+		return -1;
+	}
+	*guard = fork();
+	if (*guard == 0) {
+		close(fds[1]);
+		guard_main(fds[0], pidfd, kill_after, stats);
+	}
+	close(fds[0]);
+	close(pidfd);
+	if (*guard < 0) {
+		close(fds[1]);
+		return -1;
+	}
+	return fds[1];
+}
+
+/* CMD has been reaped: the guard ends without touching anything. */
+static void guard_done(int wr, pid_t guard)
+{
+	if (wr < 0)
+		return;
+	if (write(wr, "x", 1) != 1)
+		kill(guard, SIGKILL);
+	close(wr);
+	while (waitpid(guard, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
 /* Wait for CMD; with @plot, sample its state every PLOT_PERIOD_MS. */
 static int wait_child(struct cli_plot *plot)
 {
@@ -400,7 +493,8 @@ int cmd_run(int argc, char **argv)
 	pid_t parent = getpid();
 	struct cli_plot *plot = NULL;
 	const char *agent;
-	int rc, fd, status, json_fd = -1, trace_fd = -1;
+	int rc, fd, status, json_fd = -1, trace_fd = -1, guard_fd;
+	pid_t guard = -1;
 
 	rc = parse_opts(argc, argv, &o);
 	if (rc)
@@ -439,6 +533,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (child == 0)
 		exec_cmd(&o, agent, stats, parent);
+	guard_fd = guard_start(child, o.kill_after, stats, &guard);
 	struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART };
 
 	/* A closed stderr (`2>&1 | head`) must not end us before the stats
@@ -454,6 +549,7 @@ int cmd_run(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(passed_on) / sizeof(passed_on[0]); i++)
 		sigaction(passed_on[i], &sa, NULL);
 	status = wait_child(plot);
+	guard_done(guard_fd, guard);
 	rc = report(&o, stats, json_fd, status);
 	close(json_fd);
 	close(trace_fd);

@@ -175,6 +175,52 @@ static void print_orders(json_object *sum, const char *key)
 	fprintf(stderr, "   (per order 0..9)\n");
 }
 
+/* Whether a backend's figure says something is wrong: a mirror leg's
+ * "legN_state" other than healthy, or a device's own "state" other than
+ * ok (an NBD export that timed out or lost its claim). */
+static bool bad_state(const char *key, const char *value)
+{
+	size_t n = strlen(key);
+
+	if (n >= 6 && !strcmp(key + n - 6, "_state"))
+		return strcmp(value, "healthy") != 0;
+	return !strcmp(key, "state") && strcmp(value, "ok") != 0;
+}
+
+/* One line per device with errors or a failed part (read and write
+ * errors, a mirror's lost leg), after the table: a device that looks
+ * healthy in the table must be. */
+static void print_health(json_object *devs)
+{
+	for (size_t i = 0; i < json_object_array_length(devs); i++) {
+		json_object *d = json_object_array_get_idx(devs, i), *name, *backend;
+		long long rd = get_i64(d, "read_errors"), wr = get_i64(d, "write_errors");
+		bool said = false;
+
+		json_object_object_get_ex(d, "name", &name);
+		if (rd || wr) {
+			fprintf(stderr, "  %-16s%s: %lld read errors, %lld write errors",
+				"trouble", name ? json_object_get_string(name) : "?", rd, wr);
+			said = true;
+		}
+		if (json_object_object_get_ex(d, "backend", &backend)) {
+			json_object_object_foreach(backend, key, val) {
+				const char *v = json_object_get_string(val);
+
+				if (!bad_state(key, v))
+					continue;
+				if (!said)
+					fprintf(stderr, "  %-16s%s:", "trouble",
+						name ? json_object_get_string(name) : "?");
+				fprintf(stderr, "%s %s %s", said ? ";" : "", key, v);
+				said = true;
+			}
+		}
+		if (said)
+			fputc('\n', stderr);
+	}
+}
+
 /* The root process's devices as /proc/swaps' columns (at its exit). */
 static void print_devices(json_object *sum)
 {
@@ -192,6 +238,7 @@ static void print_devices(json_object *sum)
 			(long long)get_i64(d, "size_kb"), (long long)get_i64(d, "used_kb"),
 			(long long)get_i64(d, "prio"));
 	}
+	print_health(devs);
 	status_print_zram(stderr, devs, "  zram            ", "                  ");
 }
 

@@ -513,6 +513,8 @@ struct uswap_device_info {
 				     device over after a failed write */
 	bool write_paused;        /* passed over now (the pause ends by
 				     itself; see uswap_swap_out()) */
+	uint64_t read_errors;     /* reads from this device that failed
+				     (swap-ins answered -EIO) */
 };
 
 /*

@@ -36,6 +36,19 @@ extern "C" {
 USWAP_API int uswap_backend_open(const char *spec, struct uswap_backend **out,
 				 int *prio, char *err, size_t errlen);
 
+/*
+ * uswap_spec_external() - does @spec keep data outside the calling
+ * process: a file or block device, or an NBD export, at any depth (under
+ * crypt: or faulty:, either mirror leg, a writeback's lower device)? Such
+ * a store is claimed by the one instance that opens it (a swap file's
+ * flock, an export's claim block), so another instance, a forked child's
+ * included, must never open it too: it would allocate the same slots (the
+ * kernel, likewise, has one swap_info per device for every process).
+ * Nothing is opened. Return: 1 or 0; -EINVAL (malformed spec), -ENOMEM.
+ * Thread-safety: any thread.
+ */
+USWAP_API int uswap_spec_external(const char *spec);
+
 /* uswap_backend_close() - close a backend no device owns. NULL is a no-op. */
 USWAP_API void uswap_backend_close(struct uswap_backend *b);
 

@@ -165,19 +165,12 @@ static void warn(const char *what, int err)
 		err ? ": " : "", err ? strerror(-err) : "");
 }
 
-/* Whether @spec names a swap file or block device (under any wrapper). */
-static bool is_file_spec(const char *spec)
-{
-	static struct uswap_spec_info info; /* large; set-up is single-threaded */
-
-	return uswap_spec_parse(spec, &info, NULL, 0) == 0 &&
-	       !strcmp(uswap_spec_device(&info)->kind, "file");
-}
-
 /* Swap on every device of the list; each spec is kept for a fork child.
- * A swap file can be swapped on by one process only (it is claimed): the
- * process uswap run started has it, the programs it execs and the
- * children it forks run on the memory devices alone. */
+ * A device that stores outside the process (a swap file, an NBD export,
+ * at any depth of the spec) is claimed by one instance only: the process
+ * uswap run started has it, and the programs it execs (the same pid);
+ * the children it forks run on the memory devices alone, never opening
+ * it again (uswap_spec_external()). */
 static int swapon_all(const char *list, bool root)
 {
 	char *copy = strdup(list), *save = NULL, err[256];
@@ -186,7 +179,7 @@ static int swapon_all(const char *list, bool root)
 		return -ENOMEM;
 	for (char *s = strtok_r(copy, "\n", &save); s && agent.nr_devs < 32;
 	     s = strtok_r(NULL, "\n", &save)) {
-		if (!root && is_file_spec(s))
+		if (!root && uswap_spec_external(s) != 0)
 			continue;
 		int type = uswap_swapon_spec(agent.u, s, err, sizeof(err));
 
@@ -198,7 +191,52 @@ static int swapon_all(const char *list, bool root)
 		agent.specs[agent.nr_devs++] = strdup(s);
 	}
 	free(copy);
-	return agent.nr_devs ? 0 : -ENODEV; /* only files, and not the root */
+	return agent.nr_devs ? 0 : -ENODEV; /* only external ones, not the root */
+}
+
+/* The devices whose read errors grew since the last call, as "NAME (N
+ * read errors), ..." in @buf. Context: read_error_lock held. */
+static void failed_devices(char *buf, size_t len)
+{
+	static uint64_t seen[USWAP_MAX_DEVICES];
+	struct uswap_device_info info;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int type = 0; type < USWAP_MAX_DEVICES && used < len; type++) {
+		if (uswap_device_info(agent.u, type, &info) || info.read_errors == seen[type])
+			continue;
+		seen[type] = info.read_errors;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s (%llu read errors)",
+					 used ? ", " : "", info.name,
+					 (unsigned long long)info.read_errors);
+	}
+}
+
+/*
+ * A folio could not be read back (the pager's on_error, in a handler
+ * thread, before the program's thread is woken to get SIGBUS there): one
+ * line that names the device and the error, so a program that dies of
+ * it does not end with only its exit status. The first few are said; the
+ * counts stay in the stats (read_errors per device).
+ */
+#define READ_ERRORS_SAID 5
+
+static void on_read_error(void *ctx, void *addr, int err)
+{
+	static pthread_mutex_t read_error_lock = PTHREAD_MUTEX_INITIALIZER;
+	static unsigned int said;
+	char devs[512];
+
+	(void)ctx;
+	pthread_mutex_lock(&read_error_lock);
+	failed_devices(devs, sizeof(devs));
+	if (said++ < READ_ERRORS_SAID)
+		fprintf(stderr, "uswap run: agent: pid %d: swapped-out memory at %p could not "
+			"be read back from %s: %s; the program gets SIGBUS there%s\n",
+			(int)getpid(), addr, devs[0] ? devs : "its device", strerror(-err),
+			said == READ_ERRORS_SAID ? " (further read errors not said)" : "");
+	pthread_mutex_unlock(&read_error_lock);
 }
 
 static int start_pager(void)
@@ -208,6 +246,7 @@ static int start_pager(void)
 		.order = agent.order,
 		/* read(2) into swapped memory; the heap is a fork's too */
 		.flags = USWAP_PAGER_KERNEL_FAULTS | USWAP_PAGER_FORKABLE,
+		.on_error = on_read_error,
 	};
 	int rc;
 
@@ -254,6 +293,24 @@ static void start_trace(void)
 			rc == -ENXIO ? "a FIFO that no process reads" : strerror(-rc));
 }
 
+/*
+ * The program uswap run started, in its first image, could not swap on a
+ * device that uswap run's own check opened a moment before: another run
+ * took it in between (two runs started at once on one swap file or
+ * export). CMD has not run a single instruction of its own yet: it is not
+ * started (exit 1, uswap run's "could not run it") rather than run
+ * unswapped as if all were well. Later images (an exec) keep running.
+ */
+static void refuse_if_first(int rc)
+{
+	if ((pid_t)env_u64(AGENT_ENV_ROOT, 0) != getpid() || getenv(AGENT_ENV_STARTED) ||
+	    rc == -ENODEV)
+		return;
+	fprintf(stderr, "uswap run: a device was taken by another process since uswap "
+		"run checked it (%s): CMD not started\n", strerror(-rc));
+	syscall(SYS_exit_group, 1);
+}
+
 static void prepare_fork(void);
 static void parent_after_fork(void);
 static void child_after_fork(void);
@@ -261,6 +318,7 @@ static void child_after_fork(void);
 __attribute__((constructor)) static void agent_start(void)
 {
 	const char *devices = getenv(AGENT_ENV_DEVICES);
+	unsigned int held;
 	int rc;
 
 	agent.limit = env_u64(AGENT_ENV_LIMIT, 0);
@@ -271,10 +329,12 @@ __attribute__((constructor)) static void agent_start(void)
 	image_ns = now_image_ns();
 	t_internal++;
 	agent_mmap_init();
+	held = agent_stdio_hold();
 	if ((rc = uswap_create(NULL, &agent.u))) {
 		warn("uswap_create", rc);
 	} else if ((rc = swapon_all(devices, (pid_t)env_u64(AGENT_ENV_ROOT, 0) == getpid()))) {
-		if (rc != -ENODEV) /* a descendant with only swap files: quietly */
+		refuse_if_first(rc);
+		if (rc != -ENODEV) /* a descendant with only external devices: quietly */
 			warn("swapon", rc);
 	} else if ((rc = start_pager())) {
 		warn("uswap_pager_create", rc);
@@ -282,6 +342,7 @@ __attribute__((constructor)) static void agent_start(void)
 		warn("the heap region", rc);
 	} else {
 		start_trace();
+		setenv(AGENT_ENV_STARTED, "1", 1); /* an exec'd image is not the first */
 		pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
 		atexit(agent_exit);
 		atomic_store_explicit(&agent.ready, true, memory_order_release);
@@ -292,6 +353,7 @@ __attribute__((constructor)) static void agent_start(void)
 			fprintf(stderr, "uswap run: agent: the status directory is not this "
 				"user's alone (owner, mode, or a symlink): not published there\n");
 	}
+	agent_stdio_release(held);
 	t_internal--;
 }
 
@@ -337,9 +399,9 @@ static int child_pager(void)
 	agent.u = NULL;
 	if ((rc = uswap_create(NULL, &agent.u)))
 		return rc;
-	/* The memory devices only: the parent keeps the swap files. */
+	/* The memory devices only: the parent keeps what it claimed. */
 	for (unsigned int i = 0; i < agent.nr_devs; i++) {
-		if (is_file_spec(agent.specs[i]))
+		if (uswap_spec_external(agent.specs[i]) != 0)
 			continue;
 		int type = uswap_swapon_spec(agent.u, agent.specs[i], err, sizeof(err));
 
@@ -368,11 +430,13 @@ static void child_after_fork(void)
 	agent_mmap_unlock();
 	agent_status_forget();
 	if (!agent.detached) {
+		unsigned int held = agent_stdio_hold();
 		int rc = child_pager();
 
 		agent.pid = getpid();
 		if (!rc)
 			agent_status_start();
+		agent_stdio_release(held);
 		if (rc) {
 			agent.detached = true;
 			agent.p = NULL;
@@ -485,10 +549,12 @@ static void write_devices(FILE *f)
 		fprintf(f, ", \"type\": ");
 		json_str(f, info.kind);
 		fprintf(f, ", \"prio\": %d, "
-			"\"size_kb\": %llu, \"used_kb\": %llu, \"write_errors\": %llu",
+			"\"size_kb\": %llu, \"used_kb\": %llu, \"write_errors\": %llu, "
+			"\"read_errors\": %llu",
 			info.prio,
 			(unsigned long long)info.size_kb,
-			(unsigned long long)info.used_kb, (unsigned long long)info.write_errors);
+			(unsigned long long)info.used_kb, (unsigned long long)info.write_errors,
+			(unsigned long long)info.read_errors);
 		write_zram(f, type);
 		write_backend(f, type);
 		fprintf(f, "}");
@@ -565,7 +631,7 @@ static void agent_write_stats(bool final)
 		stats_line(mem, (pid_t)env_u64(AGENT_ENV_ROOT, 0) == getpid());
 		fclose(mem);
 	}
-	fd = len ? open(path, O_WRONLY | O_APPEND | O_CLOEXEC) : -1;
+	fd = len ? agent_fd_above_stdio(open(path, O_WRONLY | O_APPEND | O_CLOEXEC)) : -1;
 	if (fd >= 0) {
 		if (write(fd, buf, len) != (ssize_t)len)
 			fprintf(stderr, "uswap run: agent: stats: %s\n", strerror(errno));

@@ -53,6 +53,8 @@
 #define AGENT_ENV_TRACE   "USWAP_RUN_TRACE"   /* trace file (root only) */
 #define AGENT_ENV_TRACE_T0 "USWAP_RUN_TRACE_T0" /* its time zero, for the
 						   programs root execs */
+#define AGENT_ENV_STARTED "USWAP_RUN_STARTED" /* set by the agent: the
+						 first image has started */
 
 struct agent {
 	_Atomic bool ready;     /* the region is the heap */
@@ -109,6 +111,17 @@ void agent_status_line(FILE *f);
 /* agent.c: start an internal thread, on a stack of its own. Return: 0 or
  * a positive errno, as pthread_create(). */
 int agent_thread_create(pthread_t *th, void *(*fn)(void *), void *arg);
+
+/* fd.c: @fd moved to 3 or above (close-on-exec), the original closed;
+ * any other @fd is returned as it is. Return: the descriptor, or -1 with
+ * errno (@fd is closed then). Context: any thread. */
+int agent_fd_above_stdio(int fd);
+/* fd.c: hold each closed standard descriptor (0-2) with /dev/null, so
+ * that what the library opens next lands at 3 or above. Return: the mask
+ * of those held, for agent_stdio_release(), which closes them again.
+ * Context: the process has one thread (the constructor, a fork child). */
+unsigned int agent_stdio_hold(void);
+void agent_stdio_release(unsigned int held);
 
 /* status.c: publish this process's state on its status socket
  * (<uswap/status.h>). Return: 0 or -errno (nothing published). */

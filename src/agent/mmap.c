@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <mimalloc.h>
@@ -40,11 +41,50 @@
 #define NOT_OURS (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_GROWSDOWN | MAP_STACK | \
 		  MAP_HUGETLB)
 
-static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
-static int (*real_munmap)(void *, size_t);
-static void *(*real_mremap)(void *, size_t, size_t, int, ...);
-static int (*real_madvise)(void *, size_t, int);
-static int (*real_mprotect)(void *, size_t, int);
+/*
+ * The kernel's calls, made directly: what the wrappers use until
+ * agent_mmap_init() has looked up the next library's. Another library's
+ * constructor (or another preload, mimalloc's say) may map memory before
+ * ours has run, and a NULL pointer there ended the program with SIGSEGV.
+ */
+static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+static int sys_munmap(void *addr, size_t len)
+{
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+static void *sys_mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	void *fixed = NULL;
+	va_list ap;
+
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		fixed = va_arg(ap, void *);
+		va_end(ap);
+	}
+	return (void *)syscall(SYS_mremap, old, old_len, new_len, flags, fixed);
+}
+
+static int sys_madvise(void *addr, size_t len, int advice)
+{
+	return (int)syscall(SYS_madvise, addr, len, advice);
+}
+
+static int sys_mprotect(void *addr, size_t len, int prot)
+{
+	return (int)syscall(SYS_mprotect, addr, len, prot);
+}
+
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t) = sys_mmap;
+static int (*real_munmap)(void *, size_t) = sys_munmap;
+static void *(*real_mremap)(void *, size_t, size_t, int, ...) = sys_mremap;
+static int (*real_madvise)(void *, size_t, int) = sys_madvise;
+static int (*real_mprotect)(void *, size_t, int) = sys_mprotect;
 
 /* The blocks handed out as mappings, sorted by address; glibc memory. */
 static struct mapping { char *addr; size_t len; } *maps;
@@ -63,13 +103,21 @@ void agent_mmap_unlock(void)
 	pthread_mutex_unlock(&maps_lock);
 }
 
+/* The next library's functions (libc's, or another preload's), where
+ * found; the direct kernel calls stay for any that is not. */
+#define NEXT(var, name) do { \
+	void *f_ = dlsym(RTLD_NEXT, name); \
+	if (f_) \
+		var = (__typeof__(var))f_; \
+} while (0)
+
 void agent_mmap_init(void)
 {
-	real_mmap = (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
-	real_munmap = (int (*)(void *, size_t))dlsym(RTLD_NEXT, "munmap");
-	real_mremap = (void *(*)(void *, size_t, size_t, int, ...))dlsym(RTLD_NEXT, "mremap");
-	real_madvise = (int (*)(void *, size_t, int))dlsym(RTLD_NEXT, "madvise");
-	real_mprotect = (int (*)(void *, size_t, int))dlsym(RTLD_NEXT, "mprotect");
+	NEXT(real_mmap, "mmap");
+	NEXT(real_munmap, "munmap");
+	NEXT(real_mremap, "mremap");
+	NEXT(real_madvise, "madvise");
+	NEXT(real_mprotect, "mprotect");
 }
 
 static size_t page_round(size_t len)

@@ -76,7 +76,8 @@ static void *status_main(void *arg)
 	int lfd = (int)(long)arg;
 
 	for (;;) {
-		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		/* A client must never be the program's closed stdin. */
+		int fd = agent_fd_above_stdio(accept4(lfd, NULL, NULL, SOCK_CLOEXEC));
 
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)

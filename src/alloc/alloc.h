@@ -97,6 +97,7 @@ static inline bool device_full(struct swap_device *si)
 
 bool device_pause_over(struct swap_device *si);
 void device_write_failed(struct swap_device *si);
+void device_read_failed(struct swap_device *si);
 void device_write_done(struct swap_device *si);
 
 /* device_write_paused() - is @si passed over after a failed write? Only

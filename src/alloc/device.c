@@ -133,6 +133,13 @@ void device_write_failed(struct swap_device *si)
 	atomic_store(&si->write_pause_until, now_ns() + (WRITE_PAUSE_NS << shift));
 }
 
+/* device_read_failed() - a read from @si failed: counted, so the device
+ * can be named to the program that lost the folio. Context: any. */
+void device_read_failed(struct swap_device *si)
+{
+	atomic_fetch_add(&si->read_errors, 1);
+}
+
 /* device_write_done() - a write to @si succeeded: the next failure
  * starts with the shortest pause again. Writes nothing shared unless a
  * failure came before. Context: any. */

@@ -85,6 +85,7 @@ static void fill_info(struct swap_device *si, struct uswap_device_info *info,
 	spin_unlock(&si->lock);
 	info->metadata_bytes = device_metadata_bytes(si);
 	info->write_errors = atomic_load(&si->write_errors);
+	info->read_errors = atomic_load(&si->read_errors);
 	info->write_pauses = atomic_load(&si->write_pauses);
 	info->write_paused = device_write_paused(si);
 }

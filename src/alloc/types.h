@@ -173,6 +173,7 @@ struct swap_device {
 	_Atomic uint32_t cached_slots; /* LOCKING_DEVICE: slots parked in slot
 				     caches (allocated, handed to nobody) */
 	_Atomic uint64_t write_errors; /* failed writes on this device */
+	_Atomic uint64_t read_errors;  /* failed reads (swap-ins) from it */
 	_Atomic uint64_t write_pauses; /* times it was passed over for them */
 	_Atomic uint64_t io_inflight; /* swap-path requests submitted to
 				     @backend and not yet done (swap/swapq.c);

@@ -183,3 +183,30 @@ USWAP_API int uswap_backend_open(const char *spec, struct uswap_backend **out,
 	dev_spec_free(&s);
 	return rc;
 }
+
+/* Does @s keep its data outside the process (a file, a block device, an
+ * NBD export) at any depth: under wrappers, a mirror leg, a writeback's
+ * lower device? */
+static bool stores_outside(const struct dev_spec *s)
+{
+	if (!s)
+		return false;
+	if (s->kind == DEV_KIND_FILE || s->kind == DEV_KIND_NBD)
+		return true;
+	return stores_outside(s->inner) || stores_outside(s->inner2);
+}
+
+USWAP_API int uswap_spec_external(const char *spec)
+{
+	struct dev_spec s;
+	int rc;
+
+	if (!spec)
+		return -EINVAL;
+	rc = dev_spec_parse(spec, &s, NULL, 0);
+	if (rc)
+		return rc;
+	rc = stores_outside(&s);
+	dev_spec_free(&s);
+	return rc;
+}

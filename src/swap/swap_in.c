@@ -88,6 +88,7 @@ int in_complete(struct swap_req *r, struct pcpu_stats *st)
 
 	if (err) {
 		stat_inc(&st->read_errors);
+		device_read_failed(r->si);
 		err = err == -EOPNOTSUPP ? err : -EIO;
 	}
 	r->user->result = err;
