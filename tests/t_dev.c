@@ -409,6 +409,50 @@ bool t_have_nbdkit(void)
 	return system("command -v nbdkit >/dev/null 2>&1") == 0;
 }
 
+/* Servers running now: a test that fails midway (cmocka jumps out) still
+ * has them killed at exit, even a stopped one, which --exit-with-parent
+ * cannot end (and which would keep meson waiting on its stdout). */
+static pid_t nbdkit_pids[16];
+
+static void nbdkit_kill_all(void)
+{
+	for (size_t i = 0; i < sizeof(nbdkit_pids) / sizeof(nbdkit_pids[0]); i++) {
+		if (nbdkit_pids[i] <= 0)
+			continue;
+		kill(nbdkit_pids[i], SIGCONT);
+		kill(nbdkit_pids[i], SIGKILL);
+		waitpid(nbdkit_pids[i], NULL, 0);
+		nbdkit_pids[i] = 0;
+	}
+}
+
+/* Note @pid as running (@add) or gone. */
+static void nbdkit_track(pid_t pid, bool add)
+{
+	static bool registered;
+
+	if (!registered)
+		registered = atexit(nbdkit_kill_all) == 0;
+	for (size_t i = 0; i < sizeof(nbdkit_pids) / sizeof(nbdkit_pids[0]); i++) {
+		if (nbdkit_pids[i] == (add ? 0 : pid)) {
+			nbdkit_pids[i] = add ? pid : 0;
+			return;
+		}
+	}
+}
+
+/* Kill the server of @s (stopped or not) and reap it. */
+static void nbdkit_kill(struct t_nbdkit *s)
+{
+	if (s->pid <= 0)
+		return;
+	kill(s->pid, SIGCONT); /* harmless unless it was paused */
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, NULL, 0);
+	nbdkit_track(s->pid, false);
+	s->pid = 0;
+}
+
 /* Spawn nbdkit with the plugin arguments kept in @s and wait for its
  * socket. */
 static void nbdkit_spawn(struct t_nbdkit *s)
@@ -433,6 +477,7 @@ static void nbdkit_spawn(struct t_nbdkit *s)
 	argv[n++] = s->arg;
 	argv[n] = NULL;
 	t_eq(posix_spawnp(&s->pid, "nbdkit", NULL, NULL, argv, environ), 0);
+	nbdkit_track(s->pid, true);
 	for (int i = 0; i < 500; i++) {
 		struct stat st;
 
@@ -477,19 +522,24 @@ void t_nbdkit_start_file(struct t_nbdkit *s, uint64_t bytes)
 
 void t_nbdkit_restart(struct t_nbdkit *s)
 {
-	kill(s->pid, SIGKILL);
-	waitpid(s->pid, NULL, 0);
+	nbdkit_kill(s);
 	unlink(s->sock);
 	nbdkit_spawn(s);
 }
 
+void t_nbdkit_pause(struct t_nbdkit *s)
+{
+	t_eq(kill(s->pid, SIGSTOP), 0);
+}
+
+void t_nbdkit_resume(struct t_nbdkit *s)
+{
+	t_eq(kill(s->pid, SIGCONT), 0);
+}
+
 void t_nbdkit_stop(struct t_nbdkit *s)
 {
-	if (s->pid > 0) {
-		kill(s->pid, SIGKILL);
-		waitpid(s->pid, NULL, 0);
-		s->pid = 0;
-	}
+	nbdkit_kill(s);
 	char pidfile[sizeof(s->dir) + 8];
 
 	snprintf(pidfile, sizeof(pidfile), "%s/pid", s->dir);

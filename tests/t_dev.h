@@ -125,6 +125,10 @@ void t_nbdkit_start_file(struct t_nbdkit *s, uint64_t bytes);
 /* Kill the server and start it again on the same socket (a dropped
  * connection for every client). */
 void t_nbdkit_restart(struct t_nbdkit *s);
+/* Stop (SIGSTOP) or continue (SIGCONT) the server: a server that hangs
+ * with its connections open. t_nbdkit_stop() kills a stopped one too. */
+void t_nbdkit_pause(struct t_nbdkit *s);
+void t_nbdkit_resume(struct t_nbdkit *s);
 /* Kill it and remove its socket, file and directory. */
 void t_nbdkit_stop(struct t_nbdkit *s);
 

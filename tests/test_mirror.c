@@ -10,7 +10,9 @@
  * the copy is done it alone serves every page; a mirror of crypt legs
  * takes a crypt replacement only, and resyncs it. Over two nbdkit servers
  * (skipped without nbdkit): one killed in the middle loses nothing, both
- * killed give errors and no hang.
+ * killed give errors and no hang; one restarted empty (its claim gone,
+ * so it fails with -EIO rather than read zeroes) loses nothing either:
+ * every page comes from the other leg, and the restarted leg is failed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -171,6 +173,42 @@ static void test_mirror_of_two_nbd_servers_survives_one(void **state)
 	read_back_all(u, io, -EIO);
 	t_eq_u64(t_total_inuse(u), 0);
 	uswap_destroy(u);
+}
+
+static void test_mirror_of_two_nbd_servers_survives_one_restarted_empty(void **state)
+{
+	struct t_nbdkit s[2] = { { 0 } };
+	struct uswap_swap_io io[N];
+	char spec[512];
+	struct uswap *u;
+	struct backend *b;
+	bool failed[2];
+	uint64_t failovers;
+
+	if (!t_have_nbdkit()) {
+		t_skip("nbdkit not installed (Debian package nbdkit)");
+		return;
+	}
+	t_nbdkit_start(&s[0], "64M", false);
+	t_nbdkit_start(&s[1], "64M", false);
+	snprintf(spec, sizeof(spec), "mirror::%s|%s", s[0].uri, s[1].uri);
+	u = t_create(2, 0);
+	t_swapon_spec(u, spec, &b);
+	fill_all(6);
+	t_eq(swap_out_all(u, io, 0), N);
+	t_nbdkit_restart(&s[0]); /* memory plugin: back, but empty */
+	read_back_all(u, io, 0);  /* reads alternate: half hit leg 0 first */
+	t_eq(mirror_info(b, failed, &failovers), 0);
+	t_true(failed[0] && !failed[1]);
+	t_eq_u64(failovers, 1);
+
+	fill_all(7);
+	t_eq(swap_out_all(u, io, 0), N); /* on leg 1 alone */
+	read_back_all(u, io, 0);
+	t_eq_u64(t_total_inuse(u), 0);
+	uswap_destroy(u);
+	t_nbdkit_stop(&s[0]);
+	t_nbdkit_stop(&s[1]);
 }
 
 struct writer {
@@ -397,6 +435,7 @@ int main(void)
 		cmocka_unit_test(test_mirror_fails_over_to_the_healthy_leg),
 		cmocka_unit_test(test_mirror_with_both_legs_failed_answers_eio),
 		cmocka_unit_test(test_mirror_of_two_nbd_servers_survives_one),
+		cmocka_unit_test(test_mirror_of_two_nbd_servers_survives_one_restarted_empty),
 		cmocka_unit_test(test_a_replaced_leg_is_resynced_while_in_use),
 		cmocka_unit_test(test_an_encrypted_mirror_resyncs_onto_an_encrypted_leg_only),
 		cmocka_unit_test(test_crypt_mirror_replaced_in_turn_under_churn_loses_nothing),

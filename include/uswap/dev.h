@@ -223,14 +223,20 @@ USWAP_API int uswap_header_read_file(const char *path, struct uswap_header_info 
  *   file:PATH[:prio=N][:discard][:direct][:qd=N][:sync]
  *                                      a mkswap'd file or block device;
  *                                      write ':' in PATH as '\:', '\' as '\\'
- *   nbd:URI[:prio=N][:conns=N]         an NBD export through libnbd: URI is
+ *   nbd:URI[:prio=N][:conns=N][:timeout=S]
+ *                                      an NBD export through libnbd: URI is
  *                                      nbd://HOST[:PORT]/EXPORT or
  *                                      nbd+unix:///EXPORT?socket=PATH, as
- *                                      written up to ":prio=" or ":conns=";
- *                                      the export's size gives the slots;
+ *                                      written up to ":prio=", ":conns=" or
+ *                                      ":timeout="; the export's size gives
+ *                                      the slots, its block 0 holds the
+ *                                      claim of the one instance using it;
  *                                      conns (1..16) needs the server's
  *                                      multi-conn (default: 4 with it,
- *                                      else 1)
+ *                                      else 1); timeout (1..3600 s, default
+ *                                      30) bounds every wait for the
+ *                                      server, after which the device fails
+ *                                      (-EIO)
  *   mirror:[prio=N]:A|B                the same slots on A and B: writes to
  *                                      both, reads from either; a leg that
  *                                      fails is dropped (nothing lost)

@@ -125,12 +125,15 @@ struct file_backend_opts {
 int backend_file_open(const char *path, const struct file_backend_opts *opts,
 		      struct backend **out, char *err, size_t errlen);
 
-/* An NBD export (nbd.c): @uri as libnbd's nbd_connect_uri() takes it
- * (nbd://, nbd+unix://; TCP and unix sockets only), @conns connections
- * (more than 1 needs the server's multi-conn; 0: 4 when the server offers
- * it, else 1). */
-int backend_nbd_open(const char *uri, unsigned int conns, struct backend **out,
-		     char *err, size_t errlen);
+/* An NBD export (nbd.c): @uri nbd://HOST[:PORT]/EXPORT or
+ * nbd+unix:///EXPORT?socket=PATH (other forms libnbd takes, only while
+ * fds 0-2 are open), @conns connections (more than 1 needs the server's
+ * multi-conn; 0: 4 when the server offers it, else 1), @timeout_s the
+ * longest wait for the server (0: 30 s; at most 3600). Block 0 holds the
+ * instance's claim. Return: 0; -EBUSY (another instance's claim),
+ * -EHOSTUNREACH, -EROFS, -EINVAL, -ENOMEM, with a message in @err. */
+int backend_nbd_open(const char *uri, unsigned int conns, unsigned int timeout_s,
+		     struct backend **out, char *err, size_t errlen);
 
 /* Two legs holding the same slots (mirror.c); takes ownership of both. */
 int backend_mirror_open(struct backend *a, struct backend *b, struct backend **out,

@@ -7,7 +7,39 @@
  * Layout: slot n at byte n * USWAP_PAGE_SIZE of the export; the export's
  * size gives the slots. There is no mkswap header on a remote export
  * (nothing else would read it, and a header would only say the size the
- * server already says); slot 0 is left unused, as on the memory backends.
+ * server already says). Slot 0 is not data: its first bytes hold the
+ * claim record of the instance using the export (below).
+ *
+ * Claim: an export is one instance's swap space. Two instances (two
+ * programs, or a forked child opening the spec again) allocating slots
+ * on it would overwrite each other's pages. At open the backend reads
+ * block 0; a valid claim of a live owner on this boot refuses the open
+ * (-EBUSY, naming the pid), a claim of a dead pid on this boot is stale
+ * and taken over, a claim from another boot id is refused too (see
+ * claim_check()). Then it writes its own claim (magic, version, random
+ * 128-bit owner id, pid, boot id, checksum) and flushes. Close clears
+ * block 0 once the data is flushed. Every reconnect reads block 0 again
+ * on the new connection: a server that restarted empty (it reads zeroes)
+ * or an export someone else claimed no longer holds our pages, so the
+ * device fails (claim-lost) rather than return zeroes as data. NBD has
+ * no compare-and-write, so two opens at the very same moment can both
+ * pass; the read-back after the write narrows that window, and the
+ * reconnect check catches what it leaves.
+ *
+ * Failure: a device that lost its claim, or whose server did not answer
+ * within the timeout (timeout=SECONDS, default 30 as the kernel's nbd
+ * driver; every wait is bounded by it: connect, handshake, each command,
+ * each reap), is failed for good: its connections are closed and every
+ * later request answers -EIO (the swap path writes elsewhere and the
+ * pager turns a failed read into SIGBUS), never other bytes.
+ *
+ * Sockets: made here (unix or TCP, parsed from the URI), moved to a
+ * descriptor >= 3 and handed to libnbd (nbd_aio_connect_socket), for the
+ * first connect and every reconnect: a program with stdin/stdout closed
+ * would otherwise get its socket on fd 0/1/2, and its own write(1) would
+ * go to the NBD server. Other URI forms (nbds://, query parameters other
+ * than socket=) go to libnbd's URI parser, only while fds 0, 1 and 2 are
+ * all open, since then no new descriptor can take one of them.
  *
  * Connections: several (conns=N, or NBD_AUTO_CONNS when not given) when
  * the server offers multi-conn, which is what makes a write on one
@@ -25,23 +57,58 @@
  * or answers -EIO for a read: never other bytes). A connection found dead
  * is connected again before its next request (counted in reconnects),
  * and a request the drop cut off, synchronous or queued, is done once
- * more on the new connection; if that fails too, -EIO. What a server that
- * came back still holds is its own business: an export that lost its
- * data (nbdkit's memory plugin, restarted) reads as zeroes, which nothing
- * here can tell from data.
+ * more on the new connection; if that fails too, -EIO.
  */
+#include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <libnbd.h>
 
 #include "dev/dev.h"
+#include "dev/spec.h"
 
 #define NBD_MAX_CONNS  16
 #define NBD_AUTO_CONNS 4 /* conns not given, server offers multi-conn */
+#define NBD_EXPORT_MAX 4096 /* the NBD protocol's limit on export names */
+
+/* The claim record, little-endian, at byte 0 of the export; the rest of
+ * block 0 is zero. */
+#define CLAIM_MAGIC    "USWAP-NBD-CLAIM" /* 15 chars + NUL = 16 bytes */
+#define CLAIM_VERSION  1
+#define CLAIM_BOOT_LEN 40               /* boot id text, NUL-padded */
+enum {
+	CLAIM_OFF_MAGIC = 0,     /* 16 bytes */
+	CLAIM_OFF_VERSION = 16,  /* u32 */
+	CLAIM_OFF_PID = 20,      /* u32 */
+	CLAIM_OFF_OWNER = 24,    /* 16 random bytes */
+	CLAIM_OFF_BOOT = 40,     /* CLAIM_BOOT_LEN bytes */
+	CLAIM_OFF_SUM = 80,      /* u64 FNV-1a of bytes 0..79 */
+	CLAIM_BYTES = 88,
+};
+
+/* Why a device failed for good (nb->failed); 0: it has not. */
+enum nbd_fail { NBD_OK, NBD_FAIL_CLAIM_LOST, NBD_FAIL_TIMEOUT };
+
+static const char *const fail_names[] = {
+	[NBD_OK] = "no",
+	[NBD_FAIL_CLAIM_LOST] = "claim-lost",
+	[NBD_FAIL_TIMEOUT] = "timeout",
+};
 
 struct nbd_conn;
 
@@ -63,12 +130,28 @@ struct nbd_conn {
 	_Atomic unsigned int inflight; /* queued, done() not yet run */
 };
 
+/* Where the server is, parsed from the URI (uri_parse()); set at open,
+ * read-only after. */
+struct nbd_addr {
+	bool parsed;            /* false: libnbd parses the URI (fallback) */
+	bool is_unix;
+	struct sockaddr_un sun; /* is_unix */
+	char host[256];         /* TCP: name or address, no brackets */
+	char port[16];          /* TCP: "10809" when not given */
+	char export_name[NBD_EXPORT_MAX + 1];
+};
+
 struct nbd_backend {
 	struct backend b;       /* first */
 	char *uri;
+	struct nbd_addr addr;
 	unsigned int nr_conns;
+	int timeout_ms;         /* longest wait for the server, > 0 */
 	bool can_trim, can_flush;
 	bool closing;           /* close began: no retries */
+	bool claimed;           /* our claim is in block 0 (set at open) */
+	unsigned char claim[USWAP_PAGE_SIZE]; /* block 0 as we wrote it */
+	_Atomic int failed;     /* enum nbd_fail: sticky once set */
 	struct nbd_conn conn[NBD_MAX_CONNS];
 	_Atomic unsigned int next; /* where a request starts looking */
 	_Atomic uint64_t nr_read, nr_write, nr_trim, nr_async, nr_reconnect, nr_error;
@@ -87,39 +170,467 @@ static inline void count(_Atomic uint64_t *c)
 	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 }
 
-/* ------------------------------------------------------------------ */
-/* Connections */
-
-/* Connect @h to the backend's URI, unix sockets and TCP only (no TLS
- * negotiation, no local-file "nbd+unix" sockets named by ?socket that
- * libnbd might otherwise refuse). Return: 0 or -1 (nbd_get_error()). */
-static int connect_uri(struct nbd_handle *h, const char *uri)
+static int64_t now_ms(void)
 {
-	if (nbd_set_uri_allow_transports(h, LIBNBD_ALLOW_TRANSPORT_TCP |
-					    LIBNBD_ALLOW_TRANSPORT_UNIX) == -1)
-		return -1;
-	return nbd_connect_uri(h, uri);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* A fresh handle on @c. Return: 0, or -EIO. Context: c->lock held. */
-static int conn_reconnect(struct nbd_backend *nb, struct nbd_conn *c)
+static bool is_failed(struct nbd_backend *nb)
 {
-	if (c->h)
-		nbd_close(c->h);
-	c->h = nbd_create();
-	if (c->h && connect_uri(c->h, nb->uri) == 0) {
-		count(&nb->nr_reconnect);
-		return 0;
+	return atomic_load_explicit(&nb->failed, memory_order_acquire) != NBD_OK;
+}
+
+/* The device failed for @why: from now on every request is -EIO. The
+ * first reason stays. Thread-safe. */
+static void set_failed(struct nbd_backend *nb, enum nbd_fail why)
+{
+	int ok = NBD_OK;
+
+	atomic_compare_exchange_strong(&nb->failed, &ok, (int)why);
+}
+
+/* ------------------------------------------------------------------ */
+/* URIs and sockets */
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Percent-decode [@s, @s + @len) into @out (@outlen bytes with the NUL).
+ * Return: 0, -EINVAL (bad escape, NUL byte, too long). */
+static int pct_decode(const char *s, size_t len, char *out, size_t outlen)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		int c = (unsigned char)s[i];
+
+		if (c == '%') {
+			int hi, lo;
+
+			if (i + 2 >= len || (hi = hexval(s[i + 1])) < 0 ||
+			    (lo = hexval(s[i + 2])) < 0)
+				return -EINVAL;
+			c = hi << 4 | lo;
+			i += 2;
+		}
+		if (c == 0 || o + 1 >= outlen)
+			return -EINVAL;
+		out[o++] = (char)c;
 	}
+	out[o] = '\0';
+	return 0;
+}
+
+/* nbd+unix:///EXPORT?socket=PATH; other query keys are not ours.
+ * Return: 0, -ENOTSUP (leave it to libnbd), -EINVAL. */
+static int uri_parse_unix(const char *s, struct nbd_addr *a)
+{
+	const char *q = strchr(s, '?'), *path;
+	size_t plen;
+
+	if ((*s != '/' && *s != '?') || !q) /* a host, or no socket */
+		return -EINVAL;
+	if (strncmp(q + 1, "socket=", 7) || strchr(q + 1, '&'))
+		return -ENOTSUP;
+	if (*s == '/')
+		s++;
+	if (pct_decode(s, (size_t)(q - s), a->export_name, sizeof(a->export_name)))
+		return -EINVAL;
+	path = q + 8;
+	plen = strlen(path);
+	a->sun.sun_family = AF_UNIX;
+	if (pct_decode(path, plen, a->sun.sun_path, sizeof(a->sun.sun_path)) ||
+	    !a->sun.sun_path[0])
+		return -EINVAL;
+	a->is_unix = true;
+	return 0;
+}
+
+/* nbd://HOST[:PORT][/EXPORT], HOST a name, an IPv4 address or [IPv6].
+ * Return: 0, -ENOTSUP (user info or a query: leave it to libnbd), -EINVAL. */
+static int uri_parse_tcp(const char *s, struct nbd_addr *a)
+{
+	size_t alen = strcspn(s, "/?#");
+	const char *port = NULL, *hend = s + alen;
+
+	if (s[alen] == '?' || s[alen] == '#' || memchr(s, '@', alen) ||
+	    strchr(s + alen, '?'))
+		return -ENOTSUP;
+	if (*s == '[') {
+		const char *rb = memchr(s, ']', alen);
+
+		if (!rb)
+			return -EINVAL;
+		port = rb[1] == ':' ? rb + 2 : NULL;
+		if (rb + 1 != hend && !port)
+			return -EINVAL;
+		if (pct_decode(s + 1, (size_t)(rb - s - 1), a->host, sizeof(a->host)))
+			return -EINVAL;
+	} else {
+		const char *colon = memchr(s, ':', alen);
+
+		port = colon ? colon + 1 : NULL;
+		if (pct_decode(s, (size_t)((colon ? colon : hend) - s), a->host,
+			       sizeof(a->host)))
+			return -EINVAL;
+	}
+	if (!a->host[0] || (port && (port == hend || (size_t)(hend - port) >=
+				     sizeof(a->port))))
+		return -EINVAL;
+	snprintf(a->port, sizeof(a->port), "%.*s", port ? (int)(hend - port) : 5,
+		 port ? port : "10809");
+	if (strspn(a->port, "0123456789") != strlen(a->port))
+		return -EINVAL;
+	if (*hend == '/')
+		hend++;
+	return pct_decode(hend, strlen(hend), a->export_name, sizeof(a->export_name));
+}
+
+/*
+ * uri_parse() - the two URI forms this backend connects to itself.
+ * Return: 0 (@a filled in), -ENOTSUP (another form: nbds://, vsock, TLS
+ * or other query parameters; libnbd may still take it), -EINVAL
+ * (malformed). Thread-safe.
+ */
+static int uri_parse(const char *uri, struct nbd_addr *a)
+{
+	int rc;
+
+	memset(a, 0, sizeof(*a));
+	if (!strncmp(uri, "nbd+unix://", 11))
+		rc = uri_parse_unix(uri + 11, a);
+	else if (!strncmp(uri, "nbd://", 6))
+		rc = uri_parse_tcp(uri + 6, a);
+	else
+		rc = -ENOTSUP;
+	a->parsed = rc == 0;
+	return rc;
+}
+
+/* Are fds 0, 1 and 2 all open? Then no new descriptor can be one. */
+static bool std_fds_open(void)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) == -1)
+			return false;
+	return true;
+}
+
+/* @fd moved to the lowest free descriptor >= 3 (close-on-exec); @fd is
+ * closed. Return: the new fd, or -errno. */
+static int fd_above_stdio(int fd)
+{
+	int nfd;
+
+	if (fd >= 3)
+		return fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (nfd == -1)
+		nfd = -errno;
+	close(fd);
+	return nfd;
+}
+
+/* connect() @fd (non-blocking) to @sa, waiting at most @timeout_ms.
+ * Return: 0 or -errno (-ETIMEDOUT). */
+static int connect_bounded(int fd, const struct sockaddr *sa, socklen_t len,
+			   int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	int err = 0, rc;
+	socklen_t elen = sizeof(err);
+
+	if (connect(fd, sa, len) == 0)
+		return 0;
+	if (errno != EINPROGRESS)
+		return -errno;
+	do
+		rc = poll(&p, 1, timeout_ms);
+	while (rc == -1 && errno == EINTR);
+	if (rc == 0)
+		return -ETIMEDOUT;
+	if (rc == -1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) == -1)
+		return -errno;
+	return -err;
+}
+
+/* A new non-blocking socket of @family, at fd >= 3, connected to @sa.
+ * Return: the fd, or -errno. */
+static int sock_open(int family, const struct sockaddr *sa, socklen_t len,
+		     int timeout_ms)
+{
+	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int rc, one = 1;
+
+	if (fd == -1)
+		return -errno;
+	fd = fd_above_stdio(fd);
+	if (fd < 0)
+		return fd;
+	if (family != AF_UNIX) /* requests are small and latency-bound */
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	rc = connect_bounded(fd, sa, len, timeout_ms);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+/*
+ * sock_connect() - a socket connected to the server of @a, at fd >= 3.
+ * Each address getaddrinfo() gives is tried for at most @timeout_ms.
+ * Return: the fd, or -errno (-EHOSTUNREACH: the name did not resolve).
+ * Thread-safe.
+ */
+static int sock_connect(const struct nbd_addr *a, int timeout_ms)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
+	int fd = -EHOSTUNREACH;
+
+	if (a->is_unix)
+		return sock_open(AF_UNIX, (const struct sockaddr *)&a->sun,
+				 sizeof(a->sun), timeout_ms);
+	if (getaddrinfo(a->host, a->port, &hints, &res))
+		return -EHOSTUNREACH;
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = sock_open(ai->ai_family, ai->ai_addr, ai->ai_addrlen, timeout_ms);
+		if (fd >= 0)
+			break;
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+/* ------------------------------------------------------------------ */
+/* Bounded waits */
+
+/* Poll c->h until @done(c, @arg) holds, for at most nb->timeout_ms.
+ * Return: 0; -ENOTCONN (the connection died or closed first);
+ * -ETIMEDOUT. Context: c->lock held; c->h not NULL. */
+static int conn_wait(struct nbd_backend *nb, struct nbd_conn *c,
+		     bool (*done)(struct nbd_conn *c, void *arg), void *arg)
+{
+	int64_t deadline = now_ms() + nb->timeout_ms;
+
+	while (!done(c, arg)) {
+		int64_t left = deadline - now_ms();
+
+		if (nbd_aio_is_dead(c->h) || nbd_aio_is_closed(c->h))
+			return -ENOTCONN;
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (nbd_poll(c->h, (int)left) == -1)
+			return -ENOTCONN;
+	}
+	return 0;
+}
+
+/* Close c->h, if any: what was queued on it finishes (EIO, to be redone
+ * unless the device failed) through on_free. Context: c->lock held. */
+static void conn_close(struct nbd_conn *c)
+{
 	if (c->h)
 		nbd_close(c->h);
 	c->h = NULL;
-	return -EIO;
 }
 
-/* The connection is usable, or made so. Context: c->lock held. */
+/* A wait on @c ended with @rc: a timeout fails the device; either way
+ * the connection is closed (connected again before its next use).
+ * Return: @rc. Context: c->lock held. */
+static int conn_wait_failed(struct nbd_backend *nb, struct nbd_conn *c, int rc)
+{
+	if (rc == -ETIMEDOUT)
+		set_failed(nb, NBD_FAIL_TIMEOUT);
+	conn_close(c);
+	count(&nb->nr_error);
+	return rc;
+}
+
+static bool handshake_done(struct nbd_conn *c, void *arg)
+{
+	(void)arg;
+	return nbd_aio_is_ready(c->h) == 1;
+}
+
+static bool handle_closed(struct nbd_conn *c, void *arg)
+{
+	(void)arg;
+	return nbd_aio_is_closed(c->h) == 1 || nbd_aio_is_dead(c->h) == 1;
+}
+
+/* A synchronous command's outcome, filled by sync_complete(). */
+struct sync_cmd {
+	bool done;
+	int error;
+};
+
+static int sync_complete(void *user_data, int *error)
+{
+	struct sync_cmd *w = user_data;
+
+	w->error = *error;
+	w->done = true;
+	return 1; /* retire it */
+}
+
+static bool cmd_done(struct nbd_conn *c, void *arg)
+{
+	(void)c;
+	return ((struct sync_cmd *)arg)->done;
+}
+
+enum nbd_cmd { CMD_READ, CMD_WRITE, CMD_TRIM, CMD_FLUSH };
+
+/*
+ * conn_cmd() - one command on @c, @len bytes at byte @pos of the export,
+ * waited for at most nb->timeout_ms.
+ * Return: 0; -EIO (the server refused it); -ENOTCONN (the connection
+ * dropped: c->h is closed and NULL, the command may be done again on a
+ * new one); -ETIMEDOUT (no answer in time: c->h closed, the device
+ * failed). Context: c->lock held; c->h connected.
+ */
+static int conn_cmd(struct nbd_backend *nb, struct nbd_conn *c, enum nbd_cmd op,
+		    void *buf, size_t len, uint64_t pos)
+{
+	struct sync_cmd w = { 0 };
+	nbd_completion_callback cb = { .callback = sync_complete, .user_data = &w };
+	int64_t cookie;
+	int rc;
+
+	if (op == CMD_READ)
+		cookie = nbd_aio_pread(c->h, buf, len, pos, cb, 0);
+	else if (op == CMD_WRITE)
+		cookie = nbd_aio_pwrite(c->h, buf, len, pos, cb, 0);
+	else if (op == CMD_TRIM)
+		cookie = nbd_aio_trim(c->h, len, pos, cb, 0);
+	else
+		cookie = nbd_aio_flush(c->h, cb, 0);
+	if (cookie == -1)
+		return nbd_aio_is_dead(c->h) || nbd_aio_is_closed(c->h) ?
+		       conn_wait_failed(nb, c, -ENOTCONN) : -EIO;
+	rc = conn_wait(nb, c, cmd_done, &w);
+	/* Closing the handle retires the command (and &w with it) before
+	 * this frame goes. */
+	if (rc)
+		return conn_wait_failed(nb, c, rc);
+	if (w.error && (nbd_aio_is_dead(c->h) || nbd_aio_is_closed(c->h)))
+		return conn_wait_failed(nb, c, -ENOTCONN);
+	return w.error ? -EIO : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Connections */
+
+/* Start connecting @h: our own socket (fd >= 3) when the URI was parsed,
+ * else libnbd's URI parser, only while fds 0-2 are all open (unix
+ * sockets and TCP only). Return: 0, or -errno (message in @why). */
+static int conn_start(struct nbd_backend *nb, struct nbd_handle *h, const char **why)
+{
+	int fd;
+
+	*why = NULL;
+	if (!nb->addr.parsed) {
+		if (!std_fds_open()) {
+			*why = "fds 0-2 are not all open and libnbd would make this "
+			       "URI's socket itself (it could take one of them)";
+			return -EBADF;
+		}
+		if (nbd_set_uri_allow_transports(h, LIBNBD_ALLOW_TRANSPORT_TCP |
+						    LIBNBD_ALLOW_TRANSPORT_UNIX) == -1 ||
+		    nbd_aio_connect_uri(h, nb->uri) == -1)
+			return -EHOSTUNREACH;
+		return 0;
+	}
+	fd = sock_connect(&nb->addr, nb->timeout_ms);
+	if (fd < 0) {
+		*why = strerror(-fd);
+		return fd;
+	}
+	if (nbd_set_export_name(h, nb->addr.export_name) == -1 ||
+	    nbd_aio_connect_socket(h, fd) == -1) {
+		/* libnbd owns the socket once it took it; whether it did
+		 * is not said on failure: a rare leak beats a double close */
+		return -EHOSTUNREACH;
+	}
+	return 0;
+}
+
+/* A new handle on @c, connected and past the handshake, bounded by the
+ * timeout. Return: 0, or -errno with @why set (or nbd_get_error()).
+ * Context: c->lock held; c->h NULL. */
+static int conn_connect(struct nbd_backend *nb, struct nbd_conn *c, const char **why)
+{
+	int rc;
+
+	c->h = nbd_create();
+	if (!c->h) {
+		*why = nbd_get_error();
+		return -ENOMEM;
+	}
+	rc = conn_start(nb, c->h, why);
+	if (!rc) {
+		rc = conn_wait(nb, c, handshake_done, NULL);
+		if (rc == -ETIMEDOUT)
+			*why = "no answer from the server within the timeout";
+	}
+	if (rc) {
+		if (!*why)
+			*why = nbd_get_error() ? nbd_get_error() : strerror(-rc);
+		nbd_close(c->h);
+		c->h = NULL;
+	}
+	return rc;
+}
+
+/* Read the claim part of block 0 on @c into @buf (CLAIM_BYTES). Return:
+ * conn_cmd()'s. Context: c->lock held; c->h connected. */
+static int claim_read(struct nbd_backend *nb, struct nbd_conn *c, unsigned char *buf)
+{
+	return conn_cmd(nb, c, CMD_READ, buf, CLAIM_BYTES, 0);
+}
+
+/* A fresh handle on @c whose block 0 still holds our claim. A server
+ * that came back without it (restarted empty, or claimed by another
+ * instance) has lost our pages: the device fails (claim-lost) and the
+ * connection is not used. Return: 0, or -EIO. Context: c->lock held. */
+static int conn_reconnect(struct nbd_backend *nb, struct nbd_conn *c)
+{
+	unsigned char got[CLAIM_BYTES];
+	const char *why;
+
+	conn_close(c);
+	if (is_failed(nb) || conn_connect(nb, c, &why))
+		return -EIO;
+	if (claim_read(nb, c, got)) {
+		conn_close(c); /* a timeout failed the device already */
+		return -EIO;
+	}
+	if (memcmp(got, nb->claim, CLAIM_BYTES)) {
+		set_failed(nb, NBD_FAIL_CLAIM_LOST);
+		conn_close(c);
+		return -EIO;
+	}
+	count(&nb->nr_reconnect);
+	return 0;
+}
+
+/* The connection is usable, or made so. Return: 0, or -EIO (also for
+ * a failed device). Context: c->lock held. */
 static int conn_ready(struct nbd_backend *nb, struct nbd_conn *c)
 {
+	if (is_failed(nb)) {
+		conn_close(c);
+		return -EIO;
+	}
 	if (c->h && !nbd_aio_is_dead(c->h) && !nbd_aio_is_closed(c->h))
 		return 0;
 	return conn_reconnect(nb, c);
@@ -142,8 +653,217 @@ static struct nbd_conn *conn_get(struct nbd_backend *nb)
 }
 
 /* ------------------------------------------------------------------ */
+/* The claim record */
+
+static uint64_t fnv1a(const unsigned char *p, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* This boot's id (/proc/sys/kernel/random/boot_id) into @out
+ * (CLAIM_BOOT_LEN bytes, NUL-padded; all zero when unreadable). */
+static void boot_id(char *out)
+{
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, out, CLAIM_BOOT_LEN - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	memset(out + (n > 0 ? n : 0), 0, CLAIM_BOOT_LEN - (size_t)(n > 0 ? n : 0));
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/* Our claim into nb->claim (block 0 as written). Return: 0, -errno. */
+static int claim_make(struct nbd_backend *nb)
+{
+	unsigned char *p = nb->claim;
+	uint32_t v32;
+	uint64_t sum;
+
+	memset(p, 0, sizeof(nb->claim));
+	memcpy(p + CLAIM_OFF_MAGIC, CLAIM_MAGIC, sizeof(CLAIM_MAGIC));
+	v32 = htole32(CLAIM_VERSION);
+	memcpy(p + CLAIM_OFF_VERSION, &v32, 4);
+	v32 = htole32((uint32_t)getpid());
+	memcpy(p + CLAIM_OFF_PID, &v32, 4);
+	if (getrandom(p + CLAIM_OFF_OWNER, 16, 0) != 16)
+		return -errno;
+	boot_id((char *)p + CLAIM_OFF_BOOT);
+	sum = htole64(fnv1a(p, CLAIM_OFF_SUM));
+	memcpy(p + CLAIM_OFF_SUM, &sum, 8);
+	return 0;
+}
+
+/*
+ * The claims this image holds, by owner id. A claim with our own pid
+ * that is not among them was written by an earlier image of this process:
+ * exec(2) ended every instance of it without a close (uswap run's agent
+ * in a program that execs another), so it is stale, and the new image
+ * takes the export over. A forked child has a copy of the list, but
+ * another pid: the parent's claims stay the parent's.
+ */
+#define LIVE_CLAIMS 64
+static unsigned char live_claims[LIVE_CLAIMS][16];
+static unsigned int nr_live_claims;
+static pthread_mutex_t live_claims_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int live_claim_find(const unsigned char *owner)
+{
+	for (unsigned int i = 0; i < nr_live_claims; i++)
+		if (!memcmp(live_claims[i], owner, 16))
+			return (int)i;
+	return -1;
+}
+
+static bool claim_is_live_here(const unsigned char *claim)
+{
+	bool live;
+
+	pthread_mutex_lock(&live_claims_lock);
+	live = live_claim_find(claim + CLAIM_OFF_OWNER) >= 0;
+	pthread_mutex_unlock(&live_claims_lock);
+	return live;
+}
+
+/* Note our claim as live in this image (false: too many to track, which
+ * only means a later image would refuse it while this pid lives). */
+static void claim_note_live(const unsigned char *claim, bool live)
+{
+	int i;
+
+	pthread_mutex_lock(&live_claims_lock);
+	i = live_claim_find(claim + CLAIM_OFF_OWNER);
+	if (live && i < 0 && nr_live_claims < LIVE_CLAIMS)
+		memcpy(live_claims[nr_live_claims++], claim + CLAIM_OFF_OWNER, 16);
+	else if (!live && i >= 0)
+		memcpy(live_claims[i], live_claims[--nr_live_claims], 16);
+	pthread_mutex_unlock(&live_claims_lock);
+}
+
+/* Is @p a claim record (magic, version, checksum)? Its pid in *@pid. */
+static bool claim_valid(const unsigned char *p, pid_t *pid)
+{
+	uint32_t ver, v32;
+	uint64_t sum;
+
+	memcpy(&ver, p + CLAIM_OFF_VERSION, 4);
+	memcpy(&v32, p + CLAIM_OFF_PID, 4);
+	memcpy(&sum, p + CLAIM_OFF_SUM, 8);
+	*pid = (pid_t)le32toh(v32);
+	return !memcmp(p + CLAIM_OFF_MAGIC, CLAIM_MAGIC, sizeof(CLAIM_MAGIC)) &&
+	       le32toh(ver) == CLAIM_VERSION && le64toh(sum) == fnv1a(p, CLAIM_OFF_SUM);
+}
+
+/*
+ * claim_check() - may we take block 0 that holds @theirs?
+ * Free (no valid claim) or stale (this boot, pid gone, or our own pid
+ * but not a claim of this image: see live_claims): yes. A live pid
+ * of this boot: no. Another boot id: no as well. That owner may be on
+ * another host sharing the export, where its pid means nothing here, or
+ * it was this host before a reboot; nothing tells the two apart, and
+ * using an export another host swaps to would corrupt both, so a person
+ * clears it (zeroes block 0). Pid namespaces share a boot id: a pid from
+ * another namespace is judged by ours (kill(pid, 0)).
+ * Return: 0, or -EBUSY with the reason in @err.
+ */
+static int claim_check(struct nbd_backend *nb, const unsigned char *theirs,
+		       char *err, size_t errlen)
+{
+	const char *ours_boot = (const char *)nb->claim + CLAIM_OFF_BOOT;
+	char boot[CLAIM_BOOT_LEN + 1] = { 0 };
+	pid_t pid;
+
+	if (!claim_valid(theirs, &pid))
+		return 0;
+	memcpy(boot, theirs + CLAIM_OFF_BOOT, CLAIM_BOOT_LEN);
+	if (strncmp(boot, ours_boot, CLAIM_BOOT_LEN))
+		return backend_errf(err, errlen, -EBUSY, "nbd %s: claimed by uswap "
+				    "pid %d of another boot (boot id %s), maybe on "
+				    "another host; if that instance is gone, write "
+				    "zeroes over block 0 of the export (its first %u "
+				    "bytes hold the claim)", nb->uri, (int)pid, boot,
+				    USWAP_PAGE_SIZE);
+	if (pid == getpid() && !claim_is_live_here(theirs))
+		return 0; /* an earlier image of this process, before an exec */
+	if (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))
+		return backend_errf(err, errlen, -EBUSY, "nbd %s: in use by another "
+				    "uswap instance (pid %d)", nb->uri, (int)pid);
+	return 0; /* stale: its owner is gone */
+}
+
+/* Take block 0 for us over @c (conn 0 at open): check, write, flush,
+ * read back (claim_write()). Return: 0, -EBUSY, -EIO. Context: open. */
+static int claim_write(struct nbd_backend *nb, struct nbd_conn *c, char *err,
+		       size_t errlen)
+{
+	unsigned char got[CLAIM_BYTES];
+	int rc;
+
+	if (claim_read(nb, c, got))
+		return backend_errf(err, errlen, -EIO, "nbd %s: cannot read block 0",
+				    nb->uri);
+	rc = claim_check(nb, got, err, errlen);
+	if (rc)
+		return rc;
+	if (conn_cmd(nb, c, CMD_WRITE, nb->claim, sizeof(nb->claim), 0) ||
+	    (nb->can_flush && conn_cmd(nb, c, CMD_FLUSH, NULL, 0, 0)) ||
+	    claim_read(nb, c, got))
+		return backend_errf(err, errlen, -EIO, "nbd %s: cannot write the claim "
+				    "in block 0", nb->uri);
+	nb->claimed = true;
+	if (!memcmp(got, nb->claim, CLAIM_BYTES))
+		return 0;
+	/* Another opener wrote between our read and our write. */
+	rc = claim_check(nb, got, err, errlen);
+	return rc ? rc : backend_errf(err, errlen, -EBUSY, "nbd %s: in use by "
+				      "another uswap instance (its claim replaced "
+				      "ours)", nb->uri);
+}
+
+static int claim_take(struct nbd_backend *nb, struct nbd_conn *c, char *err,
+		      size_t errlen)
+{
+	int rc = claim_make(nb);
+
+	if (rc)
+		return backend_errf(err, errlen, rc, "nbd %s: getrandom: %s", nb->uri,
+				    strerror(-rc));
+	/* Live before it is written: another open in this image that reads
+	 * it must see an instance of ours, not an earlier image's. */
+	claim_note_live(nb->claim, true);
+	rc = claim_write(nb, c, err, errlen);
+	if (rc)
+		claim_note_live(nb->claim, false);
+	return rc;
+}
+
+/* Clear block 0 (zeroes) and flush, when it still holds our claim.
+ * Context: close, after every connection drained and flushed. */
+static void claim_release(struct nbd_backend *nb, struct nbd_conn *c)
+{
+	static const unsigned char zero[USWAP_PAGE_SIZE];
+	unsigned char got[CLAIM_BYTES];
+
+	if (!nb->claimed || is_failed(nb) || !c->h || claim_read(nb, c, got) ||
+	    memcmp(got, nb->claim, CLAIM_BYTES))
+		return; /* not ours (any more): leave it */
+	if (conn_cmd(nb, c, CMD_WRITE, (void *)zero, sizeof(zero), 0) == 0 && nb->can_flush)
+		(void)conn_cmd(nb, c, CMD_FLUSH, NULL, 0, 0);
+}
+
+/* ------------------------------------------------------------------ */
 /* Synchronous I/O */
 
+/*
+ * nbd_rw() - read or write 2^@order slots at @slot, synchronously, each
+ * try bounded by the timeout. Return: 0; -EINVAL (outside the device);
+ * -EIO (refused, connection lost twice, timed out, or the device failed).
+ * Thread-safe.
+ */
 static int nbd_rw(struct backend *b, bool write, uint64_t slot, unsigned int order,
 		  void *buf)
 {
@@ -160,22 +880,21 @@ static int nbd_rw(struct backend *b, bool write, uint64_t slot, unsigned int ord
 		rc = conn_ready(nb, c);
 		if (rc)
 			break;
-		rc = write ? nbd_pwrite(c->h, buf, len, pos, 0)
-			   : nbd_pread(c->h, buf, len, pos, 0);
-		if (rc == 0)
-			break;
-		rc = -EIO;
+		rc = conn_cmd(nb, c, write ? CMD_WRITE : CMD_READ, buf, len, pos);
 		/* A drop: once more on a new connection; a refusal by a
-		 * live server: no. */
-		if (!nbd_aio_is_dead(c->h) && !nbd_aio_is_closed(c->h))
+		 * live server or a timeout: no. */
+		if (rc != -ENOTCONN)
 			break;
 	}
 	pthread_mutex_unlock(&c->lock);
-	if (rc)
+	if (rc == 0 && is_failed(nb))
+		rc = -EIO; /* failed meanwhile: these bytes are not to be trusted */
+	if (rc) {
 		count(&nb->nr_error);
-	else
-		count(write ? &nb->nr_write : &nb->nr_read);
-	return rc;
+		return -EIO;
+	}
+	count(write ? &nb->nr_write : &nb->nr_read);
+	return 0;
 }
 
 static int nbd_read(struct backend *b, uint64_t slot, unsigned int order, void *buf)
@@ -200,7 +919,8 @@ static int nbd_discard(struct backend *b, uint64_t slot, uint64_t nr_slots)
 		return rc;
 	c = conn_get(nb);
 	rc = conn_ready(nb, c);
-	if (!rc && nbd_trim(c->h, nr_slots * USWAP_PAGE_SIZE, slot * USWAP_PAGE_SIZE, 0))
+	if (!rc && conn_cmd(nb, c, CMD_TRIM, NULL, nr_slots * USWAP_PAGE_SIZE,
+			    slot * USWAP_PAGE_SIZE))
 		rc = -EIO;
 	pthread_mutex_unlock(&c->lock);
 	if (!rc)
@@ -208,19 +928,22 @@ static int nbd_discard(struct backend *b, uint64_t slot, uint64_t nr_slots)
 	return rc;
 }
 
-/* flush: NBD_CMD_FLUSH on every connection, when the server offers it. */
+/* flush: NBD_CMD_FLUSH on every connection, when the server offers it.
+ * Return: 0, -EIO (a flush failed, or the device has). */
 static int nbd_flush_all(struct backend *b)
 {
 	struct nbd_backend *nb = to_nbd(b);
 	int rc = 0;
 
+	if (is_failed(nb))
+		return -EIO;
 	if (!nb->can_flush)
 		return 0;
 	for (unsigned int i = 0; i < nb->nr_conns; i++) {
 		struct nbd_conn *c = &nb->conn[i];
 
 		pthread_mutex_lock(&c->lock);
-		if (c->h && !nbd_aio_is_dead(c->h) && nbd_flush(c->h, 0))
+		if (c->h && !nbd_aio_is_dead(c->h) && conn_cmd(nb, c, CMD_FLUSH, NULL, 0, 0))
 			rc = -EIO;
 		pthread_mutex_unlock(&c->lock);
 	}
@@ -260,6 +983,32 @@ static void on_free(void *user_data)
 	r->conn->nr_done++;
 }
 
+/* The result of one finished request: redone synchronously when it was
+ * cut off (not refused), -EIO whenever the device has failed. */
+static int req_result(struct nbd_backend *nb, struct nbd_req *r)
+{
+	struct backend_io *io = r->io;
+
+	if (is_failed(nb)) {
+		count(&nb->nr_error);
+		return -EIO;
+	}
+	if (!r->completed && !nb->closing) {
+		/* Cut off by a dropped connection, not refused by the
+		 * server: once more, synchronously, on a connection
+		 * made again (nbd_rw() counts it). */
+		count(&nb->nr_retry);
+		return nbd_rw(&nb->b, io->op == BACKEND_WRITE, io->slot, io->order,
+			      io->buf);
+	}
+	if (r->error) {
+		count(&nb->nr_error);
+		return -EIO;
+	}
+	count(io->op == BACKEND_WRITE ? &nb->nr_write : &nb->nr_read);
+	return 0;
+}
+
 /* Run the done() callbacks of what @c collected. Context: c->lock held;
  * dropped before the callbacks run. */
 static void conn_finish(struct nbd_backend *nb, struct nbd_conn *c)
@@ -273,20 +1022,7 @@ static void conn_finish(struct nbd_backend *nb, struct nbd_conn *c)
 		struct backend_io *io = r->io;
 
 		atomic_fetch_sub_explicit(&c->inflight, 1, memory_order_relaxed);
-		if (!r->completed && !nb->closing) {
-			/* Cut off by a dropped connection, not refused by the
-			 * server: once more, synchronously, on a connection
-			 * made again (nbd_rw() counts it). */
-			count(&nb->nr_retry);
-			io->result = nbd_rw(&nb->b, io->op == BACKEND_WRITE, io->slot,
-					    io->order, io->buf);
-		} else {
-			io->result = r->error ? -EIO : 0;
-			if (r->error)
-				count(&nb->nr_error);
-			else
-				count(io->op == BACKEND_WRITE ? &nb->nr_write : &nb->nr_read);
-		}
+		io->result = req_result(nb, r);
 		free(r);
 		if (io->done)
 			io->done(io);
@@ -360,8 +1096,8 @@ static void submit_chunk(struct nbd_backend *nb, struct backend_io **ios, unsign
  * nbd_submit_batch() - issue @n requests, up to 64 on one connection at a
  * time; their done() runs in a reap (this thread's or another's).
  * Discards, requests outside the device, and all requests when the
- * connection cannot be made again complete before this returns.
- * Return: 0; -EINVAL (a NULL request: none was issued).
+ * connection cannot be made again (or the device failed) complete before
+ * this returns. Return: 0; -EINVAL (a NULL request: none was issued).
  */
 static int nbd_submit_batch(struct backend *b, struct backend_io **ios, unsigned int n)
 {
@@ -378,25 +1114,45 @@ static int nbd_submit(struct backend *b, struct backend_io *io)
 	return nbd_submit_batch(b, &io, 1);
 }
 
-/* Poll @c until it has nothing in flight or @want more requests finished;
- * a connection that dies is closed, which finishes its requests (with
- * EIO) through on_free. Context: c->lock held. */
+/* What conn_poll() waits for: @goal finished, nothing in flight, or
+ * progress past @seen. */
+struct reap_wait {
+	uint64_t goal, seen;
+};
+
+static bool reap_progress(struct nbd_conn *c, void *arg)
+{
+	struct reap_wait *w = arg;
+
+	return c->nr_done >= w->goal || c->nr_done > w->seen ||
+	       nbd_aio_in_flight(c->h) <= 0;
+}
+
+/* Poll @c until it has nothing in flight or @want more requests finished.
+ * The server may be silent for at most the timeout while requests are in
+ * flight (each completion starts the clock again): then the connection
+ * is closed and the device fails. A connection that dies is closed too;
+ * either way its requests finish (EIO) through on_free. Context: c->lock
+ * held. */
 static void conn_poll(struct nbd_backend *nb, struct nbd_conn *c, unsigned int want)
 {
-	uint64_t goal = c->nr_done + want;
+	struct reap_wait w = { .goal = c->nr_done + want };
 
-	while (c->h && c->nr_done < goal && nbd_aio_in_flight(c->h) > 0) {
-		if (nbd_poll(c->h, -1) == -1 || nbd_aio_is_dead(c->h)) {
-			nbd_close(c->h); /* runs on_free for what was in flight */
-			c->h = NULL;     /* connected again before next use */
-			count(&nb->nr_error);
+	while (c->h && c->nr_done < w.goal && nbd_aio_in_flight(c->h) > 0) {
+		int rc;
+
+		w.seen = c->nr_done;
+		rc = conn_wait(nb, c, reap_progress, &w);
+		if (rc) {
+			conn_wait_failed(nb, c, rc);
 			break;
 		}
 	}
 }
 
 /* reap: run done() for finished requests, waiting until at least
- * @min_complete ran or nothing is in flight. Return: how many ran. */
+ * @min_complete ran or nothing is in flight; each wait bounded by the
+ * timeout. Return: how many ran. Thread-safe. */
 static int nbd_reap(struct backend *b, unsigned int min_complete)
 {
 	struct nbd_backend *nb = to_nbd(b);
@@ -428,6 +1184,8 @@ static void nbd_print_stats(struct backend *b, FILE *out)
 	fprintf(out, "uri %s\n", nb->uri);
 	fprintf(out, "connections %u\n", nb->nr_conns);
 	fprintf(out, "trim %s\n", nb->can_trim ? "yes" : "no");
+	fprintf(out, "timeout_s %d\n", nb->timeout_ms / 1000);
+	fprintf(out, "failed %s\n", fail_names[atomic_load(&nb->failed)]);
 #define P(f) fprintf(out, #f " %llu\n", (unsigned long long)atomic_load(&nb->nr_##f))
 	P(read);
 	P(write);
@@ -439,6 +1197,9 @@ static void nbd_print_stats(struct backend *b, FILE *out)
 #undef P
 }
 
+/* Close: let writes land and flush every connection, then clear our
+ * claim, then disconnect; each step bounded by the timeout. A failed
+ * device skips all that (its server is gone, stuck, or not ours). */
 static void nbd_close_backend(struct backend *b)
 {
 	struct nbd_backend *nb = to_nbd(b);
@@ -448,18 +1209,40 @@ static void nbd_close_backend(struct backend *b)
 		struct nbd_conn *c = &nb->conn[i];
 
 		pthread_mutex_lock(&c->lock);
-		if (c->h) {
+		if (c->h && !is_failed(nb)) {
 			conn_poll(nb, c, UINT32_MAX); /* let writes land */
 			/* swapoff: the server's caches out before we go */
-			if (nb->can_flush && !nbd_aio_is_dead(c->h))
-				(void)nbd_flush(c->h, 0);
-			nbd_shutdown(c->h, 0);
-			nbd_close(c->h);
-			c->h = NULL;
+			if (c->h && nb->can_flush && !nbd_aio_is_dead(c->h))
+				(void)conn_cmd(nb, c, CMD_FLUSH, NULL, 0, 0);
 		}
+		pthread_mutex_unlock(&c->lock);
+	}
+	for (unsigned int i = 0; i < NBD_MAX_CONNS; i++) {
+		struct nbd_conn *c = &nb->conn[i];
+		bool done;
+
+		pthread_mutex_lock(&c->lock);
+		done = c->h != NULL;
+		if (done)
+			claim_release(nb, c);
+		pthread_mutex_unlock(&c->lock);
+		if (done)
+			break;
+	}
+	for (unsigned int i = 0; i < NBD_MAX_CONNS; i++) {
+		struct nbd_conn *c = &nb->conn[i];
+
+		pthread_mutex_lock(&c->lock);
+		if (c->h && !is_failed(nb) && nbd_aio_disconnect(c->h, 0) == 0)
+			(void)conn_wait(nb, c, handle_closed, NULL);
+		if (c->h)
+			nbd_close(c->h);
+		c->h = NULL;
 		conn_finish(nb, c);
 		pthread_mutex_destroy(&c->lock);
 	}
+	/* Whatever block 0 still holds is no live instance's any more. */
+	claim_note_live(nb->claim, false);
 	free(nb->uri);
 	free(nb);
 }
@@ -505,35 +1288,21 @@ static int check_export(struct nbd_backend *nb, struct nbd_handle *h,
 	return 0;
 }
 
-int backend_nbd_open(const char *uri, unsigned int conns, struct backend **out,
-		     char *err, size_t errlen)
+/* Connect every connection, check the export on the first, and take its
+ * claim. Return: 0 or -errno with a message. */
+static int open_conns(struct nbd_backend *nb, unsigned int conns, char *err,
+		      size_t errlen)
 {
-	struct nbd_backend *nb;
 	int rc = 0;
 
-	if (!uri || !*uri)
-		return backend_errf(err, errlen, -EINVAL, "nbd needs a URI, e.g. "
-				    "nbd+unix:///?socket=/run/nbd.sock");
-	if (conns > NBD_MAX_CONNS)
-		return backend_errf(err, errlen, -EINVAL, "nbd: at most %d connections",
-				    NBD_MAX_CONNS);
-	nb = calloc(1, sizeof(*nb));
-	if (!nb || !(nb->uri = strdup(uri))) {
-		free(nb);
-		return backend_errf(err, errlen, -ENOMEM, "out of memory");
-	}
-	nb->b.ops = &nbd_ops;
-	nb->b.first_slot = 1;
-	nb->nr_conns = conns ? conns : 1;
-	for (unsigned int i = 0; i < NBD_MAX_CONNS; i++)
-		pthread_mutex_init(&nb->conn[i].lock, NULL);
 	for (unsigned int i = 0; i < nb->nr_conns && !rc; i++) {
 		struct nbd_conn *c = &nb->conn[i];
+		const char *why;
 
-		c->h = nbd_create();
-		if (!c->h || connect_uri(c->h, uri) == -1) {
+		rc = conn_connect(nb, c, &why);
+		if (rc) {
 			rc = backend_errf(err, errlen, -EHOSTUNREACH, "nbd %s: cannot "
-					  "connect: %s", uri, nbd_get_error());
+					  "connect: %s", nb->uri, why);
 		} else if (i == 0) {
 			rc = check_export(nb, c->h, conns, err, errlen);
 			/* Auto: several connections where the server makes
@@ -542,6 +1311,54 @@ int backend_nbd_open(const char *uri, unsigned int conns, struct backend **out,
 				nb->nr_conns = NBD_AUTO_CONNS;
 		}
 	}
+	return rc ? rc : claim_take(nb, &nb->conn[0], err, errlen);
+}
+
+/* A URI this backend can connect to: parsed, or left to libnbd. */
+static int open_addr(struct nbd_backend *nb, char *err, size_t errlen)
+{
+	int rc = uri_parse(nb->uri, &nb->addr);
+
+	if (rc == -EINVAL)
+		return backend_errf(err, errlen, -EINVAL, "nbd %s: cannot parse the URI "
+				    "(nbd://HOST[:PORT]/EXPORT or "
+				    "nbd+unix:///EXPORT?socket=PATH)", nb->uri);
+	if (rc == -ENOTSUP && !std_fds_open())
+		return backend_errf(err, errlen, -EINVAL, "nbd %s: only nbd://HOST[:PORT]"
+				    "/EXPORT and nbd+unix:///EXPORT?socket=PATH can be "
+				    "used while fds 0-2 are not all open", nb->uri);
+	return 0;
+}
+
+int backend_nbd_open(const char *uri, unsigned int conns, unsigned int timeout_s,
+		     struct backend **out, char *err, size_t errlen)
+{
+	struct nbd_backend *nb;
+	int rc;
+
+	if (!uri || !*uri)
+		return backend_errf(err, errlen, -EINVAL, "nbd needs a URI, e.g. "
+				    "nbd+unix:///?socket=/run/nbd.sock");
+	if (conns > NBD_MAX_CONNS)
+		return backend_errf(err, errlen, -EINVAL, "nbd: at most %d connections",
+				    NBD_MAX_CONNS);
+	if (timeout_s > DEV_SPEC_NBD_MAX_TIMEOUT_S)
+		return backend_errf(err, errlen, -EINVAL, "nbd: timeout at most %u s",
+				    DEV_SPEC_NBD_MAX_TIMEOUT_S);
+	nb = calloc(1, sizeof(*nb));
+	if (!nb || !(nb->uri = strdup(uri))) {
+		free(nb);
+		return backend_errf(err, errlen, -ENOMEM, "out of memory");
+	}
+	nb->b.ops = &nbd_ops;
+	nb->b.first_slot = 1; /* block 0: the claim */
+	nb->nr_conns = conns ? conns : 1;
+	nb->timeout_ms = (int)(timeout_s ? timeout_s : DEV_SPEC_NBD_TIMEOUT_S) * 1000;
+	for (unsigned int i = 0; i < NBD_MAX_CONNS; i++)
+		pthread_mutex_init(&nb->conn[i].lock, NULL);
+	rc = open_addr(nb, err, errlen);
+	if (!rc)
+		rc = open_conns(nb, conns, err, errlen);
 	if (rc) {
 		nbd_close_backend(&nb->b);
 		return rc;

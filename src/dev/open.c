@@ -156,7 +156,8 @@ static int open_spec(const struct dev_spec *s, struct backend **out, char *err,
 	case DEV_KIND_WRITEBACK:
 		return open_writeback(s, out, err, errlen);
 	case DEV_KIND_NBD:
-		return backend_nbd_open(s->path, s->nbd_conns, out, err, errlen);
+		return backend_nbd_open(s->path, s->nbd_conns, s->nbd_timeout_s, out,
+					err, errlen);
 	default:
 		return backend_errf(err, errlen, -EINVAL, "unknown device kind");
 	}

@@ -45,7 +45,7 @@ static const char *const kind_options[DEV_KIND_MAX] = {
 	[DEV_KIND_RAM] = "prio=N",
 	[DEV_KIND_ZRAM] = "lz4, zstd, algo=ALGO, prio=N or workers=N",
 	[DEV_KIND_FILE] = "prio=N, discard, direct, qd=N or sync",
-	[DEV_KIND_NBD] = "prio=N or conns=N",
+	[DEV_KIND_NBD] = "prio=N, conns=N or timeout=SECONDS",
 };
 
 const char *dev_kind_name(enum dev_kind kind)
@@ -280,6 +280,7 @@ enum {
 	OPT_SYNC = 1 << 5,
 	OPT_CONNS = 1 << 6,
 	OPT_WORKERS = 1 << 7,
+	OPT_TIMEOUT = 1 << 8,
 };
 
 static const struct kind_option {
@@ -291,6 +292,7 @@ static const struct kind_option {
 	{ 1u << DEV_KIND_RAM | 1u << DEV_KIND_ZRAM | 1u << DEV_KIND_FILE |
 	  1u << DEV_KIND_NBD, "prio", true, OPT_PRIO },
 	{ 1u << DEV_KIND_NBD, "conns", true, OPT_CONNS },
+	{ 1u << DEV_KIND_NBD, "timeout", true, OPT_TIMEOUT },
 	{ 1u << DEV_KIND_ZRAM, "algo", true, OPT_ALGO },
 	{ 1u << DEV_KIND_ZRAM, "lz4", false, OPT_ALGO },
 	{ 1u << DEV_KIND_ZRAM, "zstd", false, OPT_ALGO },
@@ -345,6 +347,12 @@ static int apply_kind_option(struct dev_spec *spec, const struct kind_option *o,
 		if (parse_uint_opt("conns", value, 1, DEV_SPEC_MAX_CONNS, &qd, err, errlen))
 			return -EINVAL;
 		spec->nbd_conns = (unsigned int)qd;
+		return 0;
+	case OPT_TIMEOUT: /* seconds; 0: the default */
+		if (parse_uint_opt("timeout", value, 0, DEV_SPEC_NBD_MAX_TIMEOUT_S, &qd,
+				   err, errlen))
+			return -EINVAL;
+		spec->nbd_timeout_s = (unsigned int)qd;
 		return 0;
 	default: /* OPT_SYNC */
 		spec->file.no_uring = true;
@@ -421,13 +429,14 @@ static int parse_file(const char **pos, struct dev_spec *spec, char *field,
 	return parse_options(pos, spec, field, err, errlen);
 }
 
-/* The URI of an nbd spec: the rest of the spec up to the first ":prio=" or
- * ":conns=", colons and all (spec.h). Leaves *@pos at that ':'. */
+/* The URI of an nbd spec: the rest of the spec up to the first ":prio=",
+ * ":conns=" or ":timeout=", colons and all (spec.h). Leaves *@pos at that
+ * ':'. */
 static int parse_nbd(const char **pos, struct dev_spec *spec, char *field,
 		     char *err, size_t errlen)
 {
 	const char *s = *pos ? *pos : "", *end = s + strlen(s);
-	static const char *const marks[] = { ":prio=", ":conns=" };
+	static const char *const marks[] = { ":prio=", ":conns=", ":timeout=" };
 
 	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
 		const char *m = strstr(s, marks[i]);
@@ -446,6 +455,7 @@ static int parse_nbd(const char **pos, struct dev_spec *spec, char *field,
 	if (!spec->path)
 		return backend_errf(err, errlen, -ENOMEM, "out of memory");
 	spec->nbd_conns = 0; /* auto: the backend decides (multi-conn) */
+	spec->nbd_timeout_s = 0; /* DEV_SPEC_NBD_TIMEOUT_S */
 	*pos = *end ? end + 1 : NULL;
 	return parse_options(pos, spec, field, err, errlen);
 }

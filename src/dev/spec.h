@@ -12,7 +12,7 @@
  *                                  "workers=" N) }
  *   file    := "file:" PATH { ":" ("prio=" N | "discard" | "direct" |
  *                                  "qd=" N | "sync") }
- *   nbd     := "nbd:" URI { ":" ("prio=" N | "conns=" N) }
+ *   nbd     := "nbd:" URI { ":" ("prio=" N | "conns=" N | "timeout=" SECONDS) }
  *   mirror  := "mirror:" ["prio=" N] ":" spec "|" spec
  *   writeback := "writeback:" WBOPTS ":" zram "|" spec
  *   WBOPTS  := WBOPT { "," WBOPT };  WBOPT := "idle=" SECONDS | "huge" |
@@ -25,8 +25,8 @@
  *
  * Fields are separated by ':'; inside PATH, "\:" stands for ':' and "\\"
  * for '\'. A URI is taken as it is, colons and all: it runs to the end of
- * the spec or to the first ":prio=" or ":conns=" (NBD URIs have colons of
- * their own, nbd://host:10809/, and never those). Options may come in any order, each at most once. A faulty
+ * the spec or to the first ":prio=", ":conns=" or ":timeout=" (NBD URIs
+ * have colons of their own, nbd://host:10809/, and never those). Options may come in any order, each at most once. A faulty
  * wrapper takes everything after its OPTS as the inner spec, so the
  * priority of "faulty:read=0.1:file:/x:prio=5" is the file's; prio= in
  * OPTS sets it too, but not both.
@@ -38,7 +38,8 @@
  * DEV_SPEC_MAX_FAULTY nested faulty wrappers; SIZE a multiple of
  * USWAP_PAGE_SIZE from USWAP_MIN_CLUSTERS clusters (4 MiB) to UINT32_MAX
  * slots; prio -1..32767; qd 1..4096; RATE 0..1; latency up to 10 s; a
- * slot list up to 1024 slots, each 1..UINT32_MAX; conns 1..16; fail_nth from 1 (the
+ * slot list up to 1024 slots, each 1..UINT32_MAX; conns 1..16; timeout
+ * 0..3600 s (0: 30 s); fail_nth from 1 (the
  * first request fails), persistent only with fail_nth.
  *
  * Opening the device a spec names is dev_spec_open()'s job (not here).
@@ -59,6 +60,8 @@
 #define DEV_SPEC_DEFAULT_QD     32
 #define DEV_SPEC_MAX_QD         4096
 #define DEV_SPEC_MAX_CONNS      16
+#define DEV_SPEC_NBD_TIMEOUT_S  30   /* as the kernel nbd driver's */
+#define DEV_SPEC_NBD_MAX_TIMEOUT_S 3600
 #define DEV_SPEC_MAX_LATENCY_US 10000000u
 #define DEV_SPEC_MAX_SLOT_LIST  1024
 #define DEV_SPEC_DEFAULT_SEED   1
@@ -88,6 +91,8 @@ struct dev_spec {
 				     owned; else NULL */
 	unsigned int nbd_conns;   /* nbd: connections (=0: auto, 4 with the
 				     server's multi-conn, else 1) */
+	unsigned int nbd_timeout_s; /* nbd: longest wait for the server, s
+				     (=0: DEV_SPEC_NBD_TIMEOUT_S) */
 	struct file_backend_opts file; /* file: queue_depth (=32), direct,
 				     discard, no_uring (the "sync" option) */
 	struct faulty_opts faulty;/* faulty: bad_*_slots point into the

@@ -178,6 +178,8 @@ static int sb_spec(struct sbuf *b, const struct dev_spec *spec)
 		sb_printf(b, ":prio=%d", spec->prio);
 	if (spec->kind == DEV_KIND_NBD && spec->nbd_conns)
 		sb_printf(b, ":conns=%u", spec->nbd_conns);
+	if (spec->kind == DEV_KIND_NBD && spec->nbd_timeout_s)
+		sb_printf(b, ":timeout=%u", spec->nbd_timeout_s);
 	if (spec->kind != DEV_KIND_FILE)
 		return 0;
 	if (fo->discard)
@@ -322,6 +324,8 @@ static void describe_device(struct describer *d, const struct dev_spec *s)
 			opt(d, "conns", "%u", s->nbd_conns);
 		else
 			opt(d, "conns", "auto");
+		opt(d, "timeout", "%u", s->nbd_timeout_s ? s->nbd_timeout_s :
+		    DEV_SPEC_NBD_TIMEOUT_S);
 		break;
 	default:
 		break;
