@@ -10,7 +10,10 @@
 #     to stdout fails with EBADF, the swap header stays intact; `cat 0<&-`
 #     prints no swap data);
 #   - a forked child never opens the parent's NBD export again (the parent
-#     reads back every byte after the child ran; skipped without nbdkit);
+#     reads back every byte after the child ran; skipped without nbdkit),
+#     nor a swap file inside a mirror (it swaps to zram instead); an exec'd
+#     image takes its own export over; a second run on an export in use
+#     is refused; an export restarted empty gives SIGBUS, never zeroes;
 #   - a device spec with a newline is refused before CMD starts;
 #   - a read error ends the program with a line naming the device, and a
 #     mirror's failed leg shows in --stats;
@@ -101,6 +104,18 @@ print("stdout: ok", file=sys.stderr)' 1>&- 2> "$dir/stdout.err" || fail "closed 
 	grep -q "Bad file descriptor" "$dir/stdin.err" || fail "closed stdin: $(cat "$dir/stdin.err")"
 fi
 
+# 2b. A swap file inside a mirror: the forked child leaves it to the
+# parent (it was opened again before, failed, and the child ran unswapped)
+# and swaps to the zram device beside it.
+if [ -n "${sw:-}" ]; then
+	"$uswap" run --limit 8M --stats --device zram:256M \
+		--device "mirror::file:$sw|ram:64M" -- "$helper" fork 64 > "$dir/mfork.out" 2>&1 ||
+		fail "fork with a mirrored file: $(cat "$dir/mfork.out")"
+	grep -q "^fork: ok" "$dir/mfork.out" || fail "fork with a mirrored file: $(cat "$dir/mfork.out")"
+	grep -q "processes  *2 with a pager" "$dir/mfork.out" ||
+		fail "fork with a mirrored file: the child had no pager: $(cat "$dir/mfork.out")"
+fi
+
 # 3. A forked child never swaps onto the parent's NBD export.
 if command -v nbdkit > /dev/null; then
 	nbdkit -U "$dir/nbd.sock" -P "$dir/nbd.pid" memory 256M || fail "nbdkit did not start"
@@ -109,6 +124,63 @@ if command -v nbdkit > /dev/null; then
 	"$uswap" run --limit 8M --device "nbd:nbd+unix:///?socket=$dir/nbd.sock" -- \
 		"$helper" fork 64 > "$dir/fork.out" 2>&1 || fail "fork on nbd: $(cat "$dir/fork.out")"
 	grep -q "^fork: ok" "$dir/fork.out" || fail "fork on nbd: $(cat "$dir/fork.out")"
+	nbd="nbd:nbd+unix:///?socket=$dir/nbd.sock"
+
+	# An exec'd image takes its own pid's export over (the claim of the
+	# image before the exec is stale), and swaps to it.
+	"$uswap" run --limit 8M --device "$nbd" --json "$dir/exec.json" -- \
+		sh -c 'exec "$1" alloc 32' sh "$helper" > "$dir/exec.out" 2>&1 ||
+		fail "exec on nbd: $(cat "$dir/exec.out")"
+	grep -q "^alloc: ok" "$dir/exec.out" || fail "exec on nbd: $(cat "$dir/exec.out")"
+	grep -q "in use" "$dir/exec.out" && fail "exec on nbd: $(cat "$dir/exec.out")"
+	if [ -x $py ]; then
+		$py -c 'import json, sys; d = json.load(open(sys.argv[1]))
+assert sum(d["swpout"]) > 1000 and d["devices"][0]["name"].startswith("nbd"), d' "$dir/exec.json" ||
+			fail "exec on nbd: the exec'd image did not swap to the export"
+	fi
+
+	# A second run on an export in use is refused before its CMD starts.
+	"$uswap" run --limit 8M --device "$nbd" -- sh -c 'touch "$1.up"; sleep 30' sh "$dir/first" \
+		> "$dir/first.out" 2>&1 &
+	first=$!
+	for i in $(seq 100); do [ -e "$dir/first.up" ] && break; sleep 0.1; done
+	"$uswap" run --limit 8M --device "$nbd" -- touch "$dir/second.ran" > "$dir/second.out" 2>&1
+	rc=$?
+	kill $first; wait $first
+	[ $rc = 1 ] || fail "a second run on one export: exit $rc: $(cat "$dir/second.out")"
+	[ -e "$dir/second.ran" ] && fail "a second run on one export: its CMD ran"
+	grep -q "in use by another uswap instance" "$dir/second.out" ||
+		fail "a second run on one export: $(cat "$dir/second.out")"
+
+	# The server restarts empty during a run: the program gets SIGBUS and
+	# a line naming the export, never the zeroes as its data.
+	if [ -x $py ]; then
+		"$uswap" run --limit 8M --device "$nbd:timeout=5" -- $py -c '
+import hashlib, os, sys, time
+data = os.urandom(32 << 20)
+h = hashlib.sha256(data).digest()
+more = os.urandom(32 << 20)
+open(sys.argv[1] + ".up", "w").close()
+while not os.path.exists(sys.argv[1] + ".go"):
+    time.sleep(0.05)
+ok = hashlib.sha256(data).digest() == h
+print("restart: data", "right" if ok else "WRONG", flush=True)' "$dir/rs" > "$dir/rs.out" 2>&1 &
+		prog=$!
+		for i in $(seq 300); do [ -e "$dir/rs.up" ] && break; sleep 0.1; done
+		kill "$nbd_pid"
+		for i in $(seq 50); do kill -0 "$nbd_pid" 2>/dev/null || break; sleep 0.1; done
+		rm -f "$dir/nbd.sock"
+		nbdkit -U "$dir/nbd.sock" -P "$dir/nbd.pid" memory 256M || fail "nbdkit did not restart"
+		for i in $(seq 50); do [ -S "$dir/nbd.sock" ] && break; sleep 0.1; done
+		nbd_pid=$(cat "$dir/nbd.pid")
+		touch "$dir/rs.go"
+		wait $prog
+		rc=$?
+		grep -q "WRONG" "$dir/rs.out" && fail "a restarted empty server: wrong data: $(cat "$dir/rs.out")"
+		[ $rc = 135 ] || fail "a restarted empty server: exit $rc, not SIGBUS: $(cat "$dir/rs.out")"
+		grep -q "could not be read back from nbd" "$dir/rs.out" ||
+			fail "a restarted empty server: no line names the export: $(cat "$dir/rs.out")"
+	fi
 	kill "$nbd_pid"
 	nbd_pid=""
 fi
