@@ -34,21 +34,12 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT INT TERM
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/run_lib.sh"
 mkdir -m 700 "$dir/xdg" "$dir/tmp"
 export XDG_RUNTIME_DIR="$dir/xdg"
 py=/usr/bin/python3
 
-"$uswap" run --limit 8M -- true 2> "$dir/probe.err"
-rc=$?
-if [ $rc != 0 ]; then
-	if grep -q "not permitted\|libuswap-preload.so not found\|no userfaultfd" "$dir/probe.err"; then
-		echo "SKIP: $(head -1 "$dir/probe.err")"
-		exit 77
-	fi
-	cat "$dir/probe.err"
-	fail "uswap run -- true exit $rc"
-fi
+run_probe "$uswap" "$dir"
 
 # 1. Constructors in any order, another preload first.
 mimalloc=$(ls /usr/lib/*/libmimalloc.so.2 2>/dev/null | head -n1)

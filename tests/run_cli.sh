@@ -21,22 +21,13 @@ uswap=$1
 helper=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/uswap-run-test.XXXXXX")
 trap 'rm -rf "$dir"' EXIT INT TERM
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/run_lib.sh"
 # Status sockets of the programs run here (a killed one leaves its file)
 # stay in the test's own directory.
 mkdir -m 700 "$dir/xdg"
 export XDG_RUNTIME_DIR="$dir/xdg"
 
-"$uswap" run --limit 8M -- true 2> "$dir/probe.err"
-rc=$?
-if [ $rc != 0 ]; then
-	if grep -q "not permitted\|libuswap-preload.so not found\|no userfaultfd" "$dir/probe.err"; then
-		echo "SKIP: $(head -1 "$dir/probe.err")"
-		exit 77
-	fi
-	cat "$dir/probe.err"
-	fail "uswap run -- true exit $rc"
-fi
+run_probe "$uswap" "$dir"
 
 # 1. The helper's modes, 4x the limit or more; each checks every byte.
 for mode in alloc fork syscall threads mmap; do

@@ -23,20 +23,11 @@ helper=$2
 base=${3:-${MESON_BUILD_ROOT:-${TMPDIR:-/tmp}}}
 dir=$(mktemp -d "$base/uswap-discard-test.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT INT TERM
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/run_lib.sh"
 mkdir -m 700 "$dir/xdg"
 export XDG_RUNTIME_DIR="$dir/xdg"
 
-"$uswap" run --limit 8M -- true 2> "$dir/probe.err"
-rc=$?
-if [ $rc != 0 ]; then
-	if grep -q "not permitted\|libuswap-preload.so not found\|no userfaultfd" "$dir/probe.err"; then
-		echo "SKIP: $(head -1 "$dir/probe.err")"
-		exit 77
-	fi
-	cat "$dir/probe.err"
-	fail "uswap run -- true exit $rc"
-fi
+run_probe "$uswap" "$dir"
 mkswap=$(command -v mkswap || command -v /sbin/mkswap || command -v /usr/sbin/mkswap) ||
 	{ echo "SKIP: mkswap not found"; exit 77; }
 
