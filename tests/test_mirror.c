@@ -140,11 +140,28 @@ static void test_mirror_with_both_legs_failed_answers_eio(void **state)
 	uswap_destroy(u);
 }
 
+/* A mirror of two fresh nbdkit exports, swapped on with every page
+ * filled with @seed's pattern and swapped out into @io. */
+static struct uswap *nbd_mirror_swapped_out(struct t_nbdkit s[2], struct backend **b,
+					    struct uswap_swap_io *io, int seed)
+{
+	char spec[512];
+	struct uswap *u;
+
+	t_nbdkit_start(&s[0], "64M", false);
+	t_nbdkit_start(&s[1], "64M", false);
+	snprintf(spec, sizeof(spec), "mirror::%s|%s", s[0].uri, s[1].uri);
+	u = t_create(2, 0);
+	t_swapon_spec(u, spec, b);
+	fill_all(seed);
+	t_eq(swap_out_all(u, io, 0), N);
+	return u;
+}
+
 static void test_mirror_of_two_nbd_servers_survives_one(void **state)
 {
 	struct t_nbdkit s[2] = { { 0 } };
 	struct uswap_swap_io io[N];
-	char spec[512];
 	struct uswap *u;
 	struct backend *b;
 	bool failed[2];
@@ -154,13 +171,7 @@ static void test_mirror_of_two_nbd_servers_survives_one(void **state)
 		t_skip("nbdkit not installed (Debian package nbdkit)");
 		return;
 	}
-	t_nbdkit_start(&s[0], "64M", false);
-	t_nbdkit_start(&s[1], "64M", false);
-	snprintf(spec, sizeof(spec), "mirror::%s|%s", s[0].uri, s[1].uri);
-	u = t_create(2, 0);
-	t_swapon_spec(u, spec, &b);
-	fill_all(4);
-	t_eq(swap_out_all(u, io, 0), N);
+	u = nbd_mirror_swapped_out(s, &b, io, 4);
 	t_nbdkit_stop(&s[0]); /* one server gone mid-use */
 	read_back_all(u, io, 0);
 	t_eq(mirror_info(b, failed, &failovers), 0);
@@ -179,7 +190,6 @@ static void test_mirror_of_two_nbd_servers_survives_one_restarted_empty(void **s
 {
 	struct t_nbdkit s[2] = { { 0 } };
 	struct uswap_swap_io io[N];
-	char spec[512];
 	struct uswap *u;
 	struct backend *b;
 	bool failed[2];
@@ -189,13 +199,7 @@ static void test_mirror_of_two_nbd_servers_survives_one_restarted_empty(void **s
 		t_skip("nbdkit not installed (Debian package nbdkit)");
 		return;
 	}
-	t_nbdkit_start(&s[0], "64M", false);
-	t_nbdkit_start(&s[1], "64M", false);
-	snprintf(spec, sizeof(spec), "mirror::%s|%s", s[0].uri, s[1].uri);
-	u = t_create(2, 0);
-	t_swapon_spec(u, spec, &b);
-	fill_all(6);
-	t_eq(swap_out_all(u, io, 0), N);
+	u = nbd_mirror_swapped_out(s, &b, io, 6);
 	t_nbdkit_restart(&s[0]); /* memory plugin: back, but empty */
 	read_back_all(u, io, 0);  /* reads alternate: half hit leg 0 first */
 	t_eq(mirror_info(b, failed, &failovers), 0);
