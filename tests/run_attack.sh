@@ -14,7 +14,9 @@
 #     nor a swap file inside a mirror (it swaps to zram instead); an exec'd
 #     image takes its own export over; a second run on an export in use
 #     is refused; an export restarted empty gives SIGBUS, never zeroes;
-#   - a device spec with a newline is refused before CMD starts;
+#   - a device spec with a newline is refused before CMD starts, and one
+#     taken by another process after uswap run's check stops CMD from
+#     starting at all;
 #   - a read error ends the program with a line naming the device, and a
 #     mirror's failed leg shows in --stats;
 #   - `kill -9` of uswap run ends a CMD that ignores SIGTERM (SIGKILL after
@@ -93,6 +95,35 @@ print("stdout: ok", file=sys.stderr)' 1>&- 2> "$dir/stdout.err" || fail "closed 
 	"$uswap" run --limit 8M --device "file:$sw" -- cat 0<&- > "$dir/stdin.out" 2> "$dir/stdin.err"
 	grep -q "SWAPSPACE2" "$dir/stdin.out" && fail "cat with stdin closed read the swap file"
 	grep -q "Bad file descriptor" "$dir/stdin.err" || fail "closed stdin: $(cat "$dir/stdin.err")"
+fi
+
+# 2a. Another process takes the swap file between uswap run's check and
+# the agent's open (here a preloaded library whose constructor, run before
+# the agent's, flocks it): CMD is not started (exit 1, said), where it ran
+# unswapped with exit 0 before.
+if [ -n "${sw:-}" ] && command -v cc > /dev/null; then
+	cat > "$dir/taker.c" <<'C'
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/file.h>
+/* In CMD only (uswap run checked the file already): takes $TAKE_FILE's
+ * claim (flock, as a swapon does) and keeps it. */
+__attribute__((constructor)) static void take(void)
+{
+	const char *path = getenv("USWAP_RUN_DEVICES") ? getenv("TAKE_FILE") : NULL;
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+
+	if (fd >= 0)
+		flock(fd, LOCK_EX | LOCK_NB);
+}
+C
+	cc -shared -fPIC -o "$dir/libtaker.so" "$dir/taker.c" || fail "cc libtaker.so"
+	TAKE_FILE=$sw LD_PRELOAD="$dir/libtaker.so" "$uswap" run --limit 8M --device "file:$sw" -- \
+		touch "$dir/taken.ran" > "$dir/taken.out" 2>&1
+	rc=$?
+	[ $rc = 1 ] || fail "a device taken after the check: exit $rc: $(cat "$dir/taken.out")"
+	[ -e "$dir/taken.ran" ] && fail "a device taken after the check: CMD ran"
+	grep -q "CMD not started" "$dir/taken.out" || fail "taken: $(cat "$dir/taken.out")"
 fi
 
 # 2b. A swap file inside a mirror: the forked child leaves it to the
