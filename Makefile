@@ -20,7 +20,7 @@ FUZZ_SECONDS ?= 20
 MESON_TEST := meson test --print-errorlogs --num-processes 2
 
 .PHONY: all deps deps-fuzz build run run-usemem test test-release test-asan test-tsan \
-	test-fuzz test-soak bench install clean
+	test-fuzz test-soak bench install uninstall clean
 
 all: build
 
@@ -132,6 +132,10 @@ DESTDIR ?=
 install: build
 	meson configure $(BUILD) --prefix=$(PREFIX)
 	meson install -C $(BUILD) $(if $(DESTDIR),--destdir $(DESTDIR))
+
+# Remove what the last `make install` put in place (meson's install log).
+uninstall:
+	ninja -C $(BUILD) uninstall
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ)

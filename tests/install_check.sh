@@ -39,6 +39,18 @@ if command -v readelf > /dev/null; then
 	done
 fi
 [ -x "$(find "$dest" -path '*/bin/uswap-bench' | head -n1)" ] || fail "uswap-bench not installed"
+# Hardened as Debian builds: full RELRO (BIND_NOW), a stack protector or
+# fortified calls in each installed ELF file.
+if command -v readelf > /dev/null; then
+	for f in bin/uswap libuswap.so libuswap-preload.so; do
+		elf=$(find "$dest" -path "*/$f" | head -n1)
+		[ -n "$elf" ] || continue
+		readelf -d "$elf" | grep -q "BIND_NOW\|FLAGS.*NOW" || fail "$f: no BIND_NOW"
+		readelf -l "$elf" | grep -q GNU_RELRO || fail "$f: no RELRO"
+		readelf -W --dyn-syms "$elf" | grep -q "__stack_chk_fail\|_chk" ||
+			fail "$f: neither a stack protector nor fortified calls"
+	done
+fi
 for page in man1/uswap.1 man1/uswap-run.1 man1/uswap-swapon.1 man1/uswap-status.1 \
 	    man1/uswap-stress.1 man1/uswap-lab.1 man1/uswap-bench.1 man3/uswap.3 \
 	    man3/uswap_create.3 man3/uswap_swapon.3 man3/uswap_backend_open.3 \
@@ -128,4 +140,9 @@ cc -o "$dest/hello-static" "$dest/hello.c" $(pkg-config --cflags uswap) $static_
 	fail "build against the installed static library"
 ldd "$dest/hello-static" | grep -q libuswap && fail "the static build still needs libuswap.so"
 "$dest/hello-static" | grep -q '^ok$' || fail "static build run"
-echo "ok: installed tree (no planted agent loaded), shared and static builds with pkg-config"
+# make uninstall (meson's uninstall, from the install log) removes it all.
+ninja -C "$build" uninstall > "$dest/uninstall.log" 2>&1 || { cat "$dest/uninstall.log"; fail "uninstall"; }
+left=$(find "$dest" -path '*/bin/uswap' -o -path '*/include/uswap/uswap.h' -o -name 'libuswap.so*' |
+	head -n3)
+[ -z "$left" ] || fail "uninstall left $left"
+echo "ok: installed tree (hardened, no planted agent loaded), shared and static builds with pkg-config, uninstalled"
