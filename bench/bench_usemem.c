@@ -75,6 +75,8 @@ static const char usage_text[] =
 "  --no-spin           handlers sleep as soon as there is nothing to do\n"
 "  --no-kswapd         no background reclaim thread: faults reclaim for\n"
 "                      themselves when the limit is reached\n"
+"  --no-move           evict by write-protect and unmap, not UFFDIO_MOVE\n"
+"                      (not safe for pinned pages; for comparisons)\n"
 "  --readahead PAGES   a fault continuing a sequential stream also maps up\n"
 "                      to PAGES pages of the folios after it (0..64,\n"
 "                      default 0: off)\n"
@@ -110,6 +112,7 @@ enum {
 	OPT_SEED, OPT_LIMIT, OPT_DEVICE, OPT_ORDER, OPT_HANDLERS, OPT_SPIN_US,
 	OPT_NO_SPIN, OPT_BATCH, OPT_KEEP_CACHE, OPT_NO_KEEP_CLEAN,
 	OPT_KERNEL_FAULTS, OPT_NO_PAGER, OPT_JSON, OPT_NO_KSWAPD, OPT_READAHEAD,
+	OPT_NO_MOVE,
 };
 
 static const struct option long_options[] = {
@@ -128,6 +131,7 @@ static const struct option long_options[] = {
 	{ "spin-us",            required_argument, NULL, OPT_SPIN_US },
 	{ "no-spin",            no_argument,       NULL, OPT_NO_SPIN },
 	{ "no-kswapd",          no_argument,       NULL, OPT_NO_KSWAPD },
+	{ "no-move",            no_argument,       NULL, OPT_NO_MOVE },
 	{ "readahead",          required_argument, NULL, OPT_READAHEAD },
 	{ "batch",              required_argument, NULL, OPT_BATCH },
 	{ "keep-cache",         no_argument,       NULL, OPT_KEEP_CACHE },
@@ -208,6 +212,9 @@ static int apply_option(struct usemem_opts *o, int opt, const char *arg)
 		return 0;
 	case OPT_NO_KSWAPD:
 		o->no_kswapd = true;
+		return 0;
+	case OPT_NO_MOVE:
+		o->no_move = true;
 		return 0;
 	case OPT_READAHEAD:
 		return cli_parse_uint(arg, 0, 64, &o->readahead);
@@ -430,6 +437,8 @@ static int start_pager(struct usemem_run *r)
 		cfg.flags |= USWAP_PAGER_NO_SPIN;
 	if (o->no_kswapd)
 		cfg.flags |= USWAP_PAGER_NO_KSWAPD;
+	if (o->no_move)
+		cfg.flags |= USWAP_PAGER_NO_MOVE;
 	if (o->no_keep_clean)
 		cfg.flags |= USWAP_PAGER_NO_KEEP_CLEAN;
 	if (o->kernel_faults)

@@ -56,6 +56,7 @@ struct usemem_opts {
 	unsigned int spin_us;        /* 0 = library default */
 	bool no_spin;
 	bool no_kswapd;              /* USWAP_PAGER_NO_KSWAPD */
+	bool no_move;                /* USWAP_PAGER_NO_MOVE */
 	unsigned int readahead;      /* pages; 0 = off */
 	unsigned int batch;          /* reclaim batch pages; 0 = default */
 	bool keep_cache;             /* USWAP_SWAP_KEEP_CACHE */

@@ -241,6 +241,7 @@ void usemem_print_json(const struct usemem_opts *o, const struct usemem_result *
 	cli_json_u64(&j, "evict_zero", ps->evict_zero);
 	cli_json_u64(&j, "evict_split", ps->evict_split);
 	cli_json_u64(&j, "evict_cancelled", ps->evict_cancelled);
+	cli_json_u64(&j, "evict_pinned", ps->evict_pinned);
 	cli_json_u64(&j, "reclaim_waits", ps->reclaim_waits);
 	cli_json_u64(&j, "kswapd_wakeups", ps->kswapd_wakeups);
 	cli_json_u64(&j, "readahead", ps->readahead);

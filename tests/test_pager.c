@@ -89,6 +89,15 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* T_PAGER_NO_MOVE=1 (test 'pager_nomove'): the same tests on the
+ * write-protect eviction path that kernels without UFFDIO_MOVE take. */
+static unsigned int env_flags(void)
+{
+	const char *v = getenv("T_PAGER_NO_MOVE");
+
+	return v && *v == '1' ? USWAP_PAGER_NO_MOVE : 0;
+}
+
 static struct uswap_pager_config config(uint64_t limit, unsigned int order,
 					unsigned int handlers)
 {
@@ -97,6 +106,7 @@ static struct uswap_pager_config config(uint64_t limit, unsigned int order,
 		.order = order,
 		.nr_handlers = handlers,
 		.reclaim_batch = 64,
+		.flags = env_flags(),
 	};
 	return c;
 }
@@ -737,7 +747,7 @@ static void read_errors(const char *spec, const char *tamper, unsigned int flags
 
 	swapon(spec);
 	struct uswap_pager_config c = config(limit, 1, 1);
-	c.flags = flags;
+	c.flags |= flags;
 	c.readahead_pages = readahead;
 	c.on_error = on_error;
 	c.error_ctx = &err_log;
@@ -1013,7 +1023,7 @@ static void writers_during_eviction(unsigned int flags, unsigned int handlers,
 	 * with writers from all of them. */
 	struct uswap_pager_config c = config(limit, 2, handlers);
 	c.reclaim_batch = 16;
-	c.flags = flags;
+	c.flags |= flags;
 	c.readahead_pages = readahead;
 	pager_start(&c);
 	base = region(nr * PAGE);
@@ -1554,7 +1564,7 @@ static void test_pager_fork_child_adopts_its_copy(void **state)
 
 	swapon("zram:64M");
 	struct uswap_pager_config c = config(limit, 0, 1);
-	c.flags = USWAP_PAGER_FORKABLE;
+	c.flags |= USWAP_PAGER_FORKABLE;
 	pager_start(&c);
 	base = region(nr * PAGE);
 	two_threads(writer, base, nr, 1, false, &bad);

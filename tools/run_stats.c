@@ -83,7 +83,8 @@ static void take(json_object *sum, json_object *line, const char *key)
 
 static void add_line(json_object *sum, json_object *line, int64_t *most_faults)
 {
-	static const char *const sums[] = { "swpin", "evictions", "evict_zero", "over_limit",
+	static const char *const sums[] = { "swpin", "evictions", "evict_zero", "evict_pinned",
+					    "over_limit",
 					    "read_errors", "heap_fallbacks", "fault_count" };
 	json_object *root;
 
@@ -253,9 +254,10 @@ static void print_stats(json_object *sum, int status)
 		(double)get_i64(sum, "limit_bytes") / 1048576);
 	fprintf(stderr, "  %-16sp50 %.1f us, p99 %.1f us\n", "fault service",
 		get_num(sum, "fault_us_p50"), get_num(sum, "fault_us_p99"));
-	fprintf(stderr, "  %-16s%lld (all zeros, not written: %lld; over the limit: %lld; "
-		"lost to read errors: %lld)\n", "evictions", (long long)get_i64(sum, "evictions"),
-		(long long)get_i64(sum, "evict_zero"), (long long)get_i64(sum, "over_limit"),
+	fprintf(stderr, "  %-16s%lld (all zeros, not written: %lld; refused, pinned by the "
+		"kernel: %lld; over the limit: %lld; lost to read errors: %lld)\n", "evictions",
+		(long long)get_i64(sum, "evictions"), (long long)get_i64(sum, "evict_zero"),
+		(long long)get_i64(sum, "evict_pinned"), (long long)get_i64(sum, "over_limit"),
 		(long long)get_i64(sum, "read_errors"));
 	fprintf(stderr, "  %-16s%lld allocations served unswapped (heap full)\n",
 		"heap fallbacks", (long long)get_i64(sum, "heap_fallbacks"));

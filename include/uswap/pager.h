@@ -81,6 +81,12 @@ struct uswap_pager; /* one userfaultfd, handler threads, limit, clock */
 					 every folio in before fork()
 					 (uswap_pager_hold()), or the child
 					 reads swapped-out pages as zeros */
+#define USWAP_PAGER_NO_MOVE       0x80 /* evict by write-protect, copy and
+					 unmap even where UFFDIO_MOVE exists
+					 (default: move the folio out first,
+					 which leaves a page the kernel holds
+					 pinned in place; see docs/pager.md).
+					 Not pin-safe: for comparisons */
 
 /*
  * uswap_pager_error_fn - called once per folio lost to a read error, in a
@@ -288,12 +294,15 @@ struct uswap_pager_stats {
 	/* Kernel features in use. */
 	bool uffd_user_mode_only;    /* UFFD_USER_MODE_ONLY */
 	bool uffd_poison;            /* UFFDIO_POISON for read errors */
-	bool uffd_move;              /* UFFDIO_MOVE is offered (not used yet) */
+	bool uffd_move;              /* eviction moves folios out (UFFDIO_MOVE) */
 	bool kswapd;                 /* background reclaim thread running */
 	/* Appended (older callers' size stops before it). */
 	uint64_t evict_zero;         /* evictions of folios holding only
 					zeros: not written, no slot; the next
 					fault maps zeros (in zero_fills) */
+	uint64_t evict_pinned;       /* evictions refused because the kernel
+					holds a page of the folio pinned: it
+					stays resident */
 };
 
 /*

@@ -190,7 +190,8 @@ static void handlers_stop(struct uswap_pager *p)
 
 #define KNOWN_FLAGS (USWAP_PAGER_KERNEL_FAULTS | USWAP_PAGER_NO_POISON | \
 		     USWAP_PAGER_NO_KEEP_CLEAN | USWAP_PAGER_NO_ZEROPAGE | \
-		     USWAP_PAGER_NO_SPIN | USWAP_PAGER_NO_KSWAPD | USWAP_PAGER_FORKABLE)
+		     USWAP_PAGER_NO_SPIN | USWAP_PAGER_NO_KSWAPD | USWAP_PAGER_FORKABLE | \
+		     USWAP_PAGER_NO_MOVE)
 
 /* Check @cfg and fill in the defaults. Return: 0 or -EINVAL. */
 static int config_apply(struct uswap_pager *p, const struct uswap_pager_config *cfg)
@@ -241,6 +242,7 @@ static int config_apply(struct uswap_pager *p, const struct uswap_pager_config *
 
 static void pager_free(struct uswap_pager *p)
 {
+	stage_fini(p);
 	if (p->uffd >= 0)
 		close(p->uffd);
 	if (p->stop_fd >= 0)
@@ -331,6 +333,11 @@ USWAP_API int uswap_pager_create(struct uswap *u, const struct uswap_pager_confi
 	if (p->stop_fd < 0) {
 		pager_free(p);
 		return -ENOMEM;
+	}
+	err = stage_init(p);
+	if (err) {
+		pager_free(p);
+		return err;
 	}
 	err = handlers_start(p);
 	if (!err && (err = kswapd_start(p)))
@@ -428,7 +435,7 @@ USWAP_API int uswap_pager_stats_get(struct uswap_pager *p, struct uswap_pager_st
 	latency_summary(p, &full);
 	full.uffd_user_mode_only = p->user_mode_only;
 	full.uffd_poison = p->use_poison;
-	full.uffd_move = p->has_move;
+	full.uffd_move = p->stage != NULL;
 	memcpy(st, &full, size);
 	return 0;
 }

@@ -25,8 +25,10 @@
  *   SWAPPED --fault--> FAULTING --map--> RESIDENT (write fault: slots freed)
  *                                   \--> CLEAN   (read fault: slots kept,
  *                                                 mapped write-protected)
- *   RESIDENT --clock--> EVICTING (write-protected, written) --zap--> SWAPPED
- *                             \--written meanwhile (CANCEL)--> RESIDENT
+ *   RESIDENT --clock--> EVICTING (moved out to the stage, or write-
+ *                       protected; written) --zap--> SWAPPED
+ *                             \--pinned, written meanwhile (CANCEL) or
+ *                                 the write failed--> RESIDENT
  *   CLEAN --clock--> DROPPING --zap--> SWAPPED (no write)
  *   CLEAN --write fault--> UNPROTECTING (slots freed, WP off) --> RESIDENT
  *   SWAPPED --swapoff--> MOVING --> SWAPPED (new slots) or RESIDENT
@@ -66,7 +68,8 @@ enum pfolio_state {
 	PF_POISONED,     /* lost to a read error: poison mapped */
 	PF_BUSY_FIRST,
 	PF_FAULTING = PF_BUSY_FIRST, /* a handler is mapping it */
-	PF_EVICTING,     /* write-protected, being written, then unmapped */
+	PF_EVICTING,     /* moved out or write-protected, being written,
+			    then unmapped */
 	PF_DROPPING,     /* clean: being unmapped, slots kept */
 	PF_UNPROTECTING, /* clean becoming dirty: slots freed, WP lifted */
 	PF_MOVING,       /* swapoff is moving its slots */
@@ -152,6 +155,7 @@ struct pager_rmap {
 	X(evict_zero)      \
 	X(evict_split)     \
 	X(evict_cancelled) \
+	X(evict_pinned)    \
 	X(reclaim_waits)   \
 	X(kswapd_wakeups)  \
 	X(readahead)       \
@@ -176,7 +180,7 @@ struct uswap_pager {
 	int stop_fd;                    /* eventfd: wakes handlers to exit */
 	bool user_mode_only;            /* UFFD_USER_MODE_ONLY in force */
 	bool use_poison;                /* UFFDIO_POISON for lost folios */
-	bool has_move;                  /* UFFDIO_MOVE offered */
+	bool has_move;                  /* UFFDIO_MOVE offered and wanted */
 	uint64_t spin_ns;               /* handler spin before poll(); 0 = none */
 	uint64_t limit_pages;           /* whole folios */
 	unsigned int batch_folios;      /* folios per reclaim pass */
@@ -232,6 +236,13 @@ struct uswap_pager {
 	uint64_t unuse_miss_val;        /* entry last not found ... */
 	unsigned int unuse_miss;        /* ... and how many times in a row */
 
+	/* Move-out eviction's staging area (stage.c); NULL without
+	 * UFFDIO_MOVE: eviction write-protects, copies and zaps. */
+	char *stage;
+	size_t stage_slot_bytes;        /* batch_folios folios */
+	unsigned int nr_stage;          /* slots */
+	_Atomic uint64_t stage_busy;    /* bit per slot held by a pass */
+
 	void *zero;                     /* 1 + ra_folios folios of zeroes */
 	struct pager_rmap rmap;
 	struct pager_counters cnt;
@@ -283,6 +294,7 @@ int uffd_open(unsigned int pager_flags, struct uffd_info *info);
 int uffd_register(int fd, void *addr, size_t len);
 int uffd_unregister(int fd, void *addr, size_t len);
 int uffd_copy(int fd, void *dst, const void *src, size_t len, bool wp);
+int uffd_move(int fd, void *dst, void *src, size_t len, size_t *moved);
 int uffd_zeropage(int fd, void *dst, size_t len);
 int uffd_writeprotect(int fd, void *addr, size_t len, bool protect);
 int uffd_wake(int fd, void *addr, size_t len);
@@ -349,6 +361,26 @@ void folios_swap_in(struct uswap_pager *p, struct pager_region *r, size_t idx,
  * Context: the caller owns the folio, or the region is unreachable. */
 void folio_free_slots(struct uswap_pager *p, struct pager_region *r, size_t idx,
 		      bool whole);
+
+/* ------------------------------------------------------------------------
+ * stage.c: where move-out eviction puts folios while they are written
+ * ---------------------------------------------------------------------- */
+/* Map and register the area (no-op without UFFDIO_MOVE or with
+ * USWAP_PAGER_NO_MOVE). Return: 0, -ENOMEM or the register error. */
+int stage_init(struct uswap_pager *p);
+void stage_fini(struct uswap_pager *p);
+/* A slot of p->stage_slot_bytes for one reclaim pass (waits for one if
+ * all are held); stage_put() zaps its first @used bytes and frees it. */
+char *stage_get(struct uswap_pager *p, unsigned int *slot);
+void stage_put(struct uswap_pager *p, unsigned int slot, size_t used);
+/* Move [@src, @src + @len) of a region to @dst in the stage, unsharing a
+ * page shared with a fork() child once on the way. Return: bytes moved;
+ * *@errp the error of the page at @src + return value when short (-EBUSY
+ * after the retry: pinned). Context: the caller owns the folios. */
+long stage_move_out(struct uswap_pager *p, char *dst, char *src, size_t len, int *errp);
+/* Move @len staged bytes at @src back to the region at @dst (a copy if
+ * the move fails). Return: 0 or the error (the data is lost then). */
+int stage_move_back(struct uswap_pager *p, char *dst, char *src, size_t len);
 
 /* ------------------------------------------------------------------------
  * unuse.c: swapoff of a device under live regions

@@ -25,20 +25,28 @@
  * Picking is cheap (atomic loads under hand_lock); the writes happen
  * outside it, so several handlers reclaim in parallel.
  *
- * Eviction is race-free against application threads writing the folio:
- * the folio is write-protected (UFFDIO_WRITEPROTECT) before it is copied
- * out, so a writer blocks in a write-protect fault instead of changing the
- * page under the copy. The handler that gets that fault marks the folio
- * CANCEL; before unmapping, the evictor checks it and, if set, keeps the
- * folio (frees the new slots, lifts the protection, which wakes the
+ * Eviction is race-free against application threads writing the folio,
+ * and leaves alone a page the kernel holds pinned. Where the kernel has
+ * UFFDIO_MOVE (6.8), a dirty folio is first moved out whole to a staging
+ * slot (stage.c): atomic, so a thread that touches it afterwards faults
+ * as missing and waits until the folio is SWAPPED (or back, if the write
+ * failed); and refused for a pinned page, which then stays resident
+ * (evict_pinned), as the kernel's reclaim keeps it. The copy is written
+ * from the stage, and the stage is zapped, not the program's range.
+ *
+ * Without UFFDIO_MOVE (or with USWAP_PAGER_NO_MOVE), and for a folio
+ * that cannot move for another reason (a hole, a read-only mapping), the
+ * folio is write-protected (UFFDIO_WRITEPROTECT) before it is copied
+ * out, so a writer blocks in a write-protect fault instead of changing
+ * the page under the copy. The handler that gets that fault marks the
+ * folio CANCEL; before unmapping, the evictor checks it and, if set, keeps
+ * the folio (frees the new slots, lifts the protection, which wakes the
  * writer). If the write comes after the check, the folio is unmapped with
  * the writer still blocked; the evictor's final UFFDIO_WAKE makes it
  * retry, fault on the missing page and get the folio back from swap, with
  * the data it had when it was protected. Either way no write is lost and
- * the copy on swap is exactly the page that was unmapped.
- * UFFDIO_MOVE (moving the page out to a private staging area atomically)
- * would do the same job; write-protection works on every kernel since
- * 5.7, needs no staging area and costs one ioctl either way.
+ * the copy on swap is exactly the page that was unmapped. That path is
+ * not pin-safe: MADV_DONTNEED unmaps a pinned page.
  */
 #include <errno.h>
 #include <sched.h>
@@ -410,10 +418,13 @@ void pager_uncharge(struct uswap_pager *p, unsigned int nr)
 struct victim {
 	struct pager_region *r;
 	size_t idx;
+	char *data;        /* its bytes now: the region, or the stage */
+	char *stage;       /* its place in the stage (NULL: none) */
 	bool dirty;        /* EVICTING (write needed), else DROPPING (clean) */
 	bool whole;        /* slots as one allocation (after the write) */
 	bool keep;         /* cancelled: stays resident */
 	bool wp;           /* write-protected by this eviction */
+	bool moved;        /* its pages are in the stage */
 	bool written;      /* has new slots (to free if kept after all) */
 	bool zero;         /* dirty, and all zeros: not written, it becomes
 			      untouched (PF_NONE) and faults back as zeros */
@@ -470,8 +481,11 @@ static unsigned int clock_pick(struct uswap_pager *p, struct victim *v, unsigned
 		v[n].idx = idx;
 		v[n].dirty = pf_state(s) == PF_RESIDENT;
 		v[n].whole = (s & PF_WHOLE) != 0;
+		v[n].data = folio_addr(r, idx);
+		v[n].stage = NULL;
 		v[n].keep = false;
 		v[n].wp = false;
+		v[n].moved = false;
 		v[n].written = false;
 		v[n].zero = false;
 		n++;
@@ -516,9 +530,38 @@ static bool needs_write(const struct victim *v)
 	return is_dirty(v) && !v->zero;
 }
 
-static bool is_leaving(const struct victim *v)
+/* Leaving, and still mapped in the region (not moved out). */
+static bool needs_zap(const struct victim *v)
 {
-	return !v->keep;
+	return !v->keep && !v->moved;
+}
+
+static bool can_move(const struct victim *v)
+{
+	return is_dirty(v) && v->stage;
+}
+
+static bool any_dirty(const struct victim *v, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (is_dirty(&v[i]))
+			return true;
+	return false;
+}
+
+/* Did any victim go through the stage (which then needs a zap)? */
+static bool staged(const struct victim *v, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (v[i].moved)
+			return true;
+	return false;
+}
+
+/* Dirty, leaving and not moved out: the write-protect path. */
+static bool needs_protect(const struct victim *v)
+{
+	return is_dirty(v) && !v->moved;
 }
 
 static bool is_any(const struct victim *v)
@@ -537,6 +580,42 @@ static int run_protect(struct uswap_pager *p, struct victim *v, unsigned int n)
 			v[i].keep = true; /* cannot evict it safely */
 	}
 	WARN_ONCE(err, "pager: UFFDIO_WRITEPROTECT = %d", err);
+	return 0;
+}
+
+/*
+ * run_move() - move a run of dirty victims out to their stage places in
+ * as few ioctls as the pages allow. A folio with a page that cannot move
+ * gets its moved pages back: pinned (EBUSY), it is kept; for another
+ * reason it takes the write-protect path.
+ */
+static int run_move(struct uswap_pager *p, struct victim *v, unsigned int n)
+{
+	size_t len = n * p->folio_bytes, done = 0;
+	char *dst = v->stage, *src = v->data; /* v->stage may be cleared below */
+
+	while (done < len) {
+		int err = 0;
+		size_t k;
+
+		done += (size_t)stage_move_out(p, dst + done, src + done, len - done, &err);
+		if (!err)
+			break;
+		k = done / p->folio_bytes;
+		stage_move_back(p, v[k].data, v[k].stage, done - k * p->folio_bytes);
+		if (err == -EBUSY) {
+			v[k].keep = true;
+			pager_count(p, evict_pinned);
+		}
+		v[k].stage = NULL; /* not moved: kept, or protected */
+		done = (k + 1) * p->folio_bytes;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		if (!v[i].stage)
+			continue;
+		v[i].moved = true;
+		v[i].data = v[i].stage;
+	}
 	return 0;
 }
 
@@ -563,6 +642,8 @@ static void victim_keep(struct uswap_pager *p, struct victim *v, bool written)
 
 	if (written)
 		folio_free_slots(p, v->r, v->idx, v->whole);
+	if (v->moved)
+		stage_move_back(p, folio_addr(v->r, v->idx), v->stage, p->folio_bytes);
 	if (v->wp)
 		uffd_writeprotect(p->uffd, folio_addr(v->r, v->idx), p->folio_bytes, false);
 	s = atomic_load_explicit(state, memory_order_relaxed);
@@ -571,7 +652,7 @@ static void victim_keep(struct uswap_pager *p, struct victim *v, bool written)
 	else /* a clean folio is only kept if it could not be unmapped */
 		atomic_store_explicit(state, (s & PF_WHOLE) | PF_CLEAN | PF_REF,
 				      memory_order_release);
-	if (v->wp || written || !v->dirty) /* not a swap-full pause's skip */
+	if (v->wp || v->moved || written || !v->dirty) /* not a swap-full pause's skip */
 		pager_count(p, evict_cancelled);
 }
 
@@ -608,9 +689,7 @@ static int evict_write(struct uswap_pager *p, struct victim *v, unsigned int n)
 	for (unsigned int i = 0; i < n; i++) {
 		if (!needs_write(&v[i]))
 			continue;
-		io[k] = (struct uswap_swap_io){
-			.pages = folio_addr(v[i].r, v[i].idx), .order = p->order,
-		};
+		io[k] = (struct uswap_swap_io){ .pages = v[i].data, .order = p->order };
 		at[k++] = i;
 	}
 	if (!k)
@@ -651,9 +730,9 @@ static bool folio_is_zero(const void *addr, size_t len)
 }
 
 /*
- * mark_zero() - find the dirty victims that hold only zeros, read under
- * their write protection: the kernel does not write such a folio either
- * (swpout_zero, 6.12), and here it needs no slot at all: it becomes
+ * mark_zero() - find the dirty victims that hold only zeros, read in the
+ * stage or under their write protection: the kernel does not write such
+ * a folio either (swpout_zero, 6.12), and here it needs no slot at all: it becomes
  * untouched again, and its next fault maps zeros. Common after a read
  * of untouched memory (the zero page) or a program's own clearing.
  */
@@ -661,19 +740,22 @@ static void mark_zero(struct uswap_pager *p, struct victim *v, unsigned int n)
 {
 	tsan_ignore_reads_begin(); /* the application's pages */
 	for (unsigned int i = 0; i < n; i++)
-		if (is_dirty(&v[i]) && v[i].wp)
-			v[i].zero = folio_is_zero(folio_addr(v[i].r, v[i].idx), p->folio_bytes);
+		if (is_dirty(&v[i]) && (v[i].wp || v[i].moved))
+			v[i].zero = folio_is_zero(v[i].data, p->folio_bytes);
 	tsan_ignore_reads_end();
 }
 
 /*
- * evict() - write the dirty victims out (protected first) but those all
- * zeros, keep those written meanwhile or that failed, unmap the rest and
- * publish them as SWAPPED (all zeros: NONE). Return: pages uncharged, or the swap-out error when nothing
- * could be evicted because of it.
+ * evict() - move the dirty victims out (or protect them), write them out
+ * but those all zeros, keep the pinned ones, those written meanwhile and
+ * those whose write failed, unmap the rest and publish them as SWAPPED
+ * (all zeros: NONE). Return: pages uncharged, or the swap-out error when
+ * nothing could be evicted because of it.
  */
 static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
 {
+	unsigned int slot = 0;
+	char *stage = NULL;
 	int swap_err = 0;
 	long freed = 0;
 
@@ -688,7 +770,14 @@ static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
 				swap_err = -ENOSPC;
 			}
 	}
-	for_each_run(p, v, n, is_dirty, run_protect);
+	if (p->stage && any_dirty(v, n)) {
+		stage = stage_get(p, &slot);
+		for (unsigned int i = 0; i < n; i++)
+			if (is_dirty(&v[i]))
+				v[i].stage = stage + (size_t)i * p->folio_bytes;
+		for_each_run(p, v, n, can_move, run_move);
+	}
+	for_each_run(p, v, n, needs_protect, run_protect);
 	mark_zero(p, v, n);
 	if (!swap_err)
 		swap_err = evict_write(p, v, n);
@@ -702,7 +791,7 @@ static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
 		if (v[i].keep)
 			victim_keep(p, &v[i], v[i].written);
 	}
-	for_each_run(p, v, n, is_leaving, run_zap);
+	for_each_run(p, v, n, needs_zap, run_zap);
 	for (unsigned int i = 0; i < n; i++) {
 		if (v[i].keep)
 			continue;
@@ -721,6 +810,8 @@ static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
 	/* Writers that hit the protection after the CANCEL check sleep on a
 	 * page that is gone now: make them fault again. */
 	for_each_run(p, v, n, is_any, run_wake);
+	if (stage)
+		stage_put(p, slot, staged(v, n) ? (size_t)n * p->folio_bytes : 0);
 	if (paused && !freed) /* the rest of this pause: no scan (pager_reclaim) */
 		atomic_store_explicit(&p->swap_full_idle, true, memory_order_relaxed);
 	if (!freed && swap_err)
@@ -743,6 +834,8 @@ long pager_reclaim(struct uswap_pager *p, uint64_t want)
 		return -ENOSPC;
 	if (max > RECLAIM_MAX_BATCH)
 		max = RECLAIM_MAX_BATCH;
+	if (p->stage && max > p->batch_folios)
+		max = p->batch_folios; /* a stage slot's size */
 	if (!max)
 		max = 1;
 	n = clock_pick(p, v, max);

@@ -31,6 +31,14 @@
 #endif
 #ifndef _UFFDIO_MOVE
 #define _UFFDIO_MOVE (0x05)
+struct uffdio_move {
+	__u64 dst;
+	__u64 src;
+	__u64 len;
+	__u64 mode;
+	__s64 move; /* bytes moved, or -errno */
+};
+#define UFFDIO_MOVE _IOWR(UFFDIO, _UFFDIO_MOVE, struct uffdio_move)
 #endif
 #ifndef _UFFDIO_POISON
 #define _UFFDIO_POISON (0x08)
@@ -183,6 +191,8 @@ int uffd_open(unsigned int pager_flags, struct uffd_info *info)
 		return fd;
 	if (!(pager_flags & USWAP_PAGER_NO_POISON))
 		want |= UFFD_FEATURE_POISON;
+	if (!(pager_flags & USWAP_PAGER_NO_MOVE))
+		want |= UFFD_FEATURE_MOVE;
 	err = api_handshake(fd, want, &features);
 	if (!err)
 		err = probe_ioctls(fd, &ioctls);
@@ -194,7 +204,8 @@ int uffd_open(unsigned int pager_flags, struct uffd_info *info)
 	}
 	info->poison = (want & UFFD_FEATURE_POISON) && (features & UFFD_FEATURE_POISON) &&
 		       (ioctls & (1ull << _UFFDIO_POISON));
-	info->move = (features & UFFD_FEATURE_MOVE) && (ioctls & (1ull << _UFFDIO_MOVE));
+	info->move = (want & UFFD_FEATURE_MOVE) && (features & UFFD_FEATURE_MOVE) &&
+		     (ioctls & (1ull << _UFFDIO_MOVE));
 	return fd;
 }
 
@@ -239,6 +250,35 @@ int uffd_copy(int fd, void *dst, const void *src, size_t len, bool wp)
 			return -errno;
 		if (c.copy > 0)
 			done += (size_t)c.copy;
+	}
+	return 0;
+}
+
+/*
+ * uffd_move() - move the pages of [@src, @src + @len) to @dst (both ranges
+ * of this userfaultfd, @dst unmapped) and wake the threads waiting at
+ * @dst. -EAGAIN with progress is retried from where the kernel stopped.
+ * Return: 0, or the -errno of the page at @src + *@moved (-EBUSY: pinned
+ * or not exclusive; -ENOENT: a hole; -EEXIST: @dst is mapped).
+ */
+int uffd_move(int fd, void *dst, void *src, size_t len, size_t *moved)
+{
+	*moved = 0;
+	while (*moved < len) {
+		struct uffdio_move m = {
+			.dst = (uintptr_t)dst + *moved,
+			.src = (uintptr_t)src + *moved,
+			.len = len - *moved,
+		};
+
+		if (ioctl(fd, UFFDIO_MOVE, &m) == 0) {
+			*moved = len;
+			return 0;
+		}
+		if (m.move > 0)
+			*moved += (size_t)m.move;
+		else if (errno != EAGAIN)
+			return -errno;
 	}
 	return 0;
 }
