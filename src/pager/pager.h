@@ -19,21 +19,33 @@
  *
  * Folio state machine (the low 4 bits of the folio's state word, changed
  * only by compare-and-swap; the owner of a busy state is the only writer
- * of the folio's slot[] words and of its mapping):
+ * of the folio's slot[] words and of its mapping). Each transition names
+ * the function that makes it (file in brackets):
  *
- *   NONE --fault--> FAULTING --map--> RESIDENT (dirty, no slots)
- *   SWAPPED --fault--> FAULTING --map--> RESIDENT (write fault: slots freed)
- *                                   \--> CLEAN   (read fault: slots kept,
- *                                                 mapped write-protected)
- *   RESIDENT --clock--> EVICTING (moved out to the stage, or write-
- *                       protected; written) --zap--> SWAPPED
- *                             \--pinned, written meanwhile (CANCEL) or
- *                                 the write failed--> RESIDENT
- *   CLEAN --clock--> DROPPING --zap--> SWAPPED (no write)
- *   CLEAN --write fault--> UNPROTECTING (slots freed, WP off) --> RESIDENT
- *   SWAPPED --swapoff--> MOVING --> SWAPPED (new slots) or RESIDENT
- *   FAULTING --read error--> POISONED (poison markers: SIGBUS), or
- *                            RESIDENT holding the poison fill
+ *   NONE --fault_missing()--> FAULTING --fault_zero()--> RESIDENT
+ *        (dirty, no slots) [fault.c]
+ *   SWAPPED --fault_missing()--> FAULTING --fault_swapin(), swapin_done()-->
+ *        RESIDENT (write fault: slots freed), or CLEAN (read fault: slots
+ *        kept, mapped write-protected) [fault.c]
+ *   RESIDENT --clock_pick()--> EVICTING --evict(): run_move() or
+ *        run_protect(), evict_write(), run_zap()--> SWAPPED, or NONE when
+ *        all zeros (mark_zero()) [reclaim.c, stage.c]
+ *   EVICTING --victim_keep(): pinned, written meanwhile (CANCEL, set by
+ *        fault_wp()) or the write failed--> RESIDENT [reclaim.c]
+ *   CLEAN --clock_pick()--> DROPPING --evict(): run_zap()--> SWAPPED
+ *        (no write) [reclaim.c]
+ *   CLEAN --fault_wp()--> UNPROTECTING --folio_unprotect()--> RESIDENT
+ *        (slots freed, WP lifted) [fault.c]
+ *   SWAPPED --unuse_folio()--> MOVING --move_folio()--> SWAPPED (new
+ *        slots) or RESIDENT [unuse.c]
+ *   SWAPPED --load_region()--> MOVING --load_folio()--> RESIDENT
+ *        (uswap_pager_hold()) [hold.c]
+ *   any --discard_run(): claim_any()--> DROPPING --> NONE [discard.c]
+ *   FAULTING or MOVING --folio_poison()--> POISONED (poison markers:
+ *        SIGBUS), or RESIDENT holding the poison fill [fault.c]
+ *
+ * The folio's slots are read, written and freed through folio_swap.c
+ * (folio_swap_out(), folios_swap_in(), folio_free_slots()), by the owner.
  *
  * Locking: p->lock (rwlock) guards the region arrays. Every fault, every
  * reclaim pass and every unuse call runs with it read-held, from lookup to
@@ -322,7 +334,7 @@ void folio_poison(struct uswap_pager *p, struct pager_region *r, size_t idx,
 		  void *buf, int err);
 
 /* ------------------------------------------------------------------------
- * reclaim.c: the limit, the clock, eviction, slots of a folio
+ * reclaim.c: the limit, the clock, eviction
  * ---------------------------------------------------------------------- */
 /* Charge @nr pages before mapping them, reclaiming first when the limit
  * would be passed. Return: whether it had to reclaim. Context: p->lock
@@ -341,12 +353,23 @@ long pager_reclaim(struct uswap_pager *p, uint64_t want);
 int kswapd_start(struct uswap_pager *p);
 void kswapd_stop(struct uswap_pager *p);
 
+/* A folio's slots were freed: may end a swap-full pause. */
+void reclaim_note_freed(struct uswap_pager *p);
+
+/* ------------------------------------------------------------------------
+ * folio_swap.c: a folio's slots, and the swap path for folios
+ * ---------------------------------------------------------------------- */
 /* Write 2^order pages at @src out as the folio's slots (split into
  * order-0 slots after -E2BIG). Stores slot[] and the rmap; *@whole says
  * how. Return: 0, or the swap-out error (nothing stored then).
  * Context: the caller owns the folio (busy). */
 int folio_swap_out(struct uswap_pager *p, struct pager_region *r, size_t idx,
 		   const void *src, bool *whole);
+/* After a swap-out of the whole folio (uswap_swap_out_batch()) answered
+ * @err with entry @e: record the slots, or split on -E2BIG. Return: 0
+ * with *@whole, or the error (nothing recorded). Context: as above. */
+int folio_swapped_out(struct uswap_pager *p, struct pager_region *r, size_t idx,
+		      const void *src, int err, uswap_entry_t e, bool *whole);
 /* Read the folio's slots into @buf. Return: 1 (all from the swap cache),
  * 0, or -EIO/-ENOENT. Context: the caller owns the folio. */
 int folio_swap_in(struct uswap_pager *p, struct pager_region *r, size_t idx,
