@@ -8,8 +8,10 @@
  * flight, an RDMA registration). MADV_DONTNEED does not know about pins:
  * it unmaps the page, the I/O lands in a page no one maps any more, and
  * the program later faults the copy taken before the I/O back in: wrong
- * bytes returned as success. UFFDIO_MOVE refuses a pinned page (EBUSY,
- * shared/probes/uffdio-move-pinned.c), so a folio that cannot be moved
+ * bytes returned as success. UFFDIO_MOVE refuses a pinned page with
+ * EBUSY (mm/userfaultfd.c, move_present_pte(): folio_maybe_dma_pinned(),
+ * checked again after the entry is cleared, in case a pin raced in; seen
+ * here by shared/probes/uffdio-move-pinned.c), so a folio that cannot be moved
  * stays resident, as the kernel's reclaim keeps it. Moving is atomic
  * against the program's threads as well: a thread that touches the folio
  * afterwards faults as missing and waits for the eviction to end, so no
