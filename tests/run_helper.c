@@ -18,6 +18,11 @@
  *           zero): nothing of it is left on swap at exit (run_cli.sh)
  *   realloc one block grown by realloc 1 MiB at a time to SIZE MiB (past
  *           a small --heap: the allocation must fall back, not fail)
+ *   tree    SIZE/2 MiB mapped by the raw mmap system call (the agent never
+ *           sees it) in this process and as much in a daemonized
+ *           grandchild (its parent exits at once), both held together
+ *           for half a second: what `uswap run`'s tree statistics must
+ *           find (run_tree.sh)
  * Usage: run_helper MODE SIZE_MIB
  */
 #include <errno.h>
@@ -28,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -264,12 +270,73 @@ static int mode_threads(size_t n)
 	return 0;
 }
 
+/* @n bytes by the raw system call, filled with @salt's pattern. */
+static unsigned char *raw_map(size_t n, unsigned int salt)
+{
+	long m = syscall(SYS_mmap, 0L, n, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1L, 0L);
+
+	if (m < 0 && m > -4096)
+		return NULL;
+	fill((unsigned char *)m, n, salt);
+	return (unsigned char *)m;
+}
+
+/* The grandchild: map, say so on @up, hold until @down closes, verify,
+ * report the result on @up. */
+static void tree_grandchild(size_t n, int up, int down)
+{
+	unsigned char *p = raw_map(n, 21);
+	char c = p ? 'f' : 'x';
+
+	if (write(up, &c, 1) != 1 || !p)
+		_exit(1);
+	while (read(down, &c, 1) > 0)
+		;
+	c = verify(p, n, 21, "grandchild") ? 'x' : 'k';
+	_exit(write(up, &c, 1) == 1 ? 0 : 1);
+}
+
+static int mode_tree(size_t n)
+{
+	int up[2], down[2], status;
+	unsigned char *p;
+	char c = 0;
+	pid_t pid;
+
+	CHECK(pipe(up) == 0 && pipe(down) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) { /* the child daemonizes the grandchild and exits */
+		if (fork() == 0) {
+			close(up[0]);
+			close(down[1]);
+			setsid();
+			tree_grandchild(n / 2, up[1], down[0]);
+		}
+		_exit(0);
+	}
+	close(up[1]);
+	close(down[0]);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+	p = raw_map(n / 2, 20);
+	CHECK(p);
+	CHECK(read(up[0], &c, 1) == 1 && c == 'f');
+	usleep(500 * 1000); /* ten samples with both held */
+	close(down[1]);
+	CHECK(read(up[0], &c, 1) == 1 && c == 'k');
+	CHECK(!verify(p, n / 2, 20, "parent"));
+	printf("tree: ok\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	size_t n;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: run_helper alloc|fork|syscall|threads|mmap|realloc SIZE_MIB\n");
+		fprintf(stderr, "usage: run_helper alloc|fork|syscall|threads|mmap|realloc|discard|tree "
+			"SIZE_MIB\n");
 		return 2;
 	}
 	n = (size_t)strtoul(argv[2], NULL, 10) << 20;
@@ -287,5 +354,7 @@ int main(int argc, char **argv)
 		return mode_realloc(n);
 	if (!strcmp(argv[1], "discard"))
 		return mode_discard(n);
+	if (!strcmp(argv[1], "tree"))
+		return mode_tree(n);
 	return 2;
 }

@@ -422,11 +422,16 @@ static int guard_start(pid_t cmd, double kill_after, const char *stats, pid_t *g
 	return fds[1];
 }
 
-/* CMD has been reaped: the guard ends without touching anything. */
+/* CMD has been reaped: the guard ends without touching anything (or
+ * has ended already: @guard -1, reaped by wait_child()). */
 static void guard_done(int wr, pid_t guard)
 {
 	if (wr < 0)
 		return;
+	if (guard <= 0) {
+		close(wr);
+		return;
+	}
 	if (write(wr, "x", 1) != 1)
 		kill(guard, SIGKILL);
 	close(wr);
@@ -434,24 +439,50 @@ static void guard_done(int wr, pid_t guard)
 		;
 }
 
-/* Wait for CMD; with @plot, sample its state every PLOT_PERIOD_MS. */
-static int wait_child(struct cli_plot *plot)
+/*
+ * wait_child() - wait for CMD. Meanwhile sample the tree every
+ * RUN_TREE_PERIOD_MS (and --plot every CLI_PLOT_PERIOD_MS), and reap
+ * what the tree's orphans leave us, as its subreaper. The guard, if it
+ * ends first, is reaped too: *@guard becomes -1. Return: CMD's exit
+ * status (128 + the signal that ended it), or the CLI's runtime error.
+ */
+static int wait_child(struct cli_plot *plot, struct run_tree *tree, pid_t *guard)
 {
-	const struct timespec period = { 0, CLI_PLOT_PERIOD_MS * 1000000L };
-	int status;
-	pid_t got;
+	int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+	const struct timespec period = { 0, RUN_TREE_PERIOD_MS * 1000000L };
+	unsigned int ticks = 0;
+	int status = 0;
 
 	for (;;) {
-		got = waitpid(child, &status, plot ? WNOHANG : 0);
-		if (got == child)
+		int st;
+		pid_t got = waitpid(-1, &st, WNOHANG);
+
+		if (got == child) {
+			status = st;
 			break;
-		if (got < 0 && errno != EINTR)
-			return cli_runtime_error(CMD, "waitpid: %s", strerror(errno));
-		if (got == 0) {
-			run_plot_sample(plot, (long)child);
-			nanosleep(&period, NULL);
 		}
+		if (got > 0) {
+			if (got == *guard)
+				*guard = -1;
+			continue; /* the guard, or an orphan of the tree */
+		}
+		if (got < 0 && errno != EINTR) {
+			int err = errno;
+
+			if (pidfd >= 0)
+				close(pidfd);
+			return cli_runtime_error(CMD, "waitpid: %s", strerror(err));
+		}
+		run_tree_sample(tree);
+		if (plot && ticks++ % (CLI_PLOT_PERIOD_MS / RUN_TREE_PERIOD_MS) == 0)
+			run_plot_sample(plot, (long)child);
+		/* CMD's end wakes the poll at once; without a pidfd, sleep. */
+		if (pidfd < 0 || poll(&pfd, 1, RUN_TREE_PERIOD_MS) < 0)
+			nanosleep(&period, NULL);
 	}
+	if (pidfd >= 0)
+		close(pidfd);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -459,9 +490,10 @@ static int wait_child(struct cli_plot *plot)
  * Stats
  * ---------------------------------------------------------------------- */
 
-static int report(const struct run_opts *o, const char *stats, int json_fd, int status)
+static int report(const struct run_opts *o, const char *stats, int json_fd, int status,
+		  const struct run_tree *tree)
 {
-	int rc = run_stats_report(stats, o->cmd[0], o->stats, o->json, json_fd, status);
+	int rc = run_stats_report(stats, o->cmd[0], o->stats, o->json, json_fd, status, tree);
 
 	unlink(stats);
 	return rc;
@@ -492,6 +524,7 @@ int cmd_run(int argc, char **argv)
 	const char *tmp = getenv("TMPDIR");
 	pid_t parent = getpid();
 	struct cli_plot *plot = NULL;
+	struct run_tree tree = { 0 };
 	const char *agent;
 	int rc, fd, status, json_fd = -1, trace_fd = -1, guard_fd;
 	pid_t guard = -1;
@@ -525,6 +558,9 @@ int cmd_run(int argc, char **argv)
 	if (fd < 0)
 		return cli_runtime_error(CMD, "%s: %s", stats, strerror(errno));
 	close(fd);
+	/* Orphans of the tree (a daemonized grandchild) come to us, not to
+	 * init: they stay in the tree's statistics, and we reap them. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	fflush(NULL);
 	child = fork();
 	if (child < 0) {
@@ -548,9 +584,11 @@ int cmd_run(int argc, char **argv)
 
 	for (size_t i = 0; i < sizeof(passed_on) / sizeof(passed_on[0]); i++)
 		sigaction(passed_on[i], &sa, NULL);
-	status = wait_child(plot);
+	tree.top = getpid();
+	tree.skip = guard;
+	status = wait_child(plot, &tree, &guard);
 	guard_done(guard_fd, guard);
-	rc = report(&o, stats, json_fd, status);
+	rc = report(&o, stats, json_fd, status, &tree);
 	close(json_fd);
 	close(trace_fd);
 	if (plot)

@@ -9,23 +9,37 @@
 int cmd_run(int argc, char **argv);
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 /* run_plot.c: one sample of --plot from @pid's status socket (nothing
  * if it does not answer). */
 struct cli_plot;
 void run_plot_sample(struct cli_plot *p, long pid);
 
+/* run_tree.c: CMD's tree as the kernel sees it (anonymous RSS of every
+ * process below @top but @skip), sampled every RUN_TREE_PERIOD_MS. */
+#define RUN_TREE_PERIOD_MS 50
+struct run_tree {
+	pid_t top;               /* `uswap run` itself: the tree's subreaper */
+	pid_t skip;              /* its guard process, not CMD's */
+	uint64_t anon_peak;      /* bytes: the largest sum of one sample */
+	unsigned int procs_peak; /* processes in the largest sample */
+	unsigned int samples;
+};
+void run_tree_sample(struct run_tree *t);
+
 /*
  * run_stats_report() - add up the agents' stats lines in @stats (one per
  * process that had a pager), print them on stderr if @print, write them
  * to @json (if not NULL: its path, open as @json_fd) with @status as
- * exit_status. With no line, say
+ * exit_status and @tree's peaks as "tree". With no line, say
  * why there may be none, and write @json with exit_status and
  * "processes": 0 only (never a stale file from an earlier run).
  * Return: 0, or the CLI's runtime-error status (@json not writable, a
  * write failed).
  */
 int run_stats_report(const char *stats, const char *cmd, bool print, const char *json,
-		     int json_fd, int status);
+		     int json_fd, int status, const struct run_tree *tree);
 
 #endif /* USWAP_TOOLS_RUN_CMD_H */

@@ -93,6 +93,9 @@ static void add_line(json_object *sum, json_object *line, int64_t *most_faults)
 	for (size_t i = 0; i < sizeof(sums) / sizeof(sums[0]); i++)
 		add_i64(sum, line, sums[i]);
 	max_i64(sum, line, "resident_peak_bytes");
+	json_object_object_add(sum, "resident_peak_sum_bytes",
+			       json_object_new_int64(get_i64(sum, "resident_peak_sum_bytes") +
+						     get_i64(line, "resident_peak_bytes")));
 	max_i64(sum, line, "limit_bytes");
 	if (get_i64(line, "fault_count") >= *most_faults) {
 		*most_faults = get_i64(line, "fault_count");
@@ -243,6 +246,38 @@ static void print_devices(json_object *sum)
 	status_print_zram(stderr, devs, "  zram            ", "                  ");
 }
 
+/* The tree as the kernel saw it, and how much of its anonymous memory no
+ * pager held: at least its peak less every process's resident peak. */
+static void print_tree(json_object *sum)
+{
+	json_object *tree;
+	int64_t peak;
+
+	if (!json_object_object_get_ex(sum, "tree", &tree) || !get_i64(tree, "samples"))
+		return;
+	peak = get_i64(tree, "anon_rss_peak_bytes");
+	fprintf(stderr, "  %-16s%.1f MiB anonymous RSS at its peak, %lld processes at most "
+		"(sampled every %d ms)\n", "tree", (double)peak / 1048576,
+		(long long)get_i64(tree, "processes_peak"), RUN_TREE_PERIOD_MS);
+	fprintf(stderr, "  %-16s%.1f MiB at least: memory no pager held (not swapped: see "
+		"\"What is covered\" in docs/run.md)\n", "unmanaged",
+		(double)get_i64(sum, "unmanaged_anon_bytes_min") / 1048576);
+}
+
+static void add_tree(json_object *sum, const struct run_tree *t)
+{
+	json_object *o = json_object_new_object();
+	int64_t peak = (int64_t)t->anon_peak, held = get_i64(sum, "resident_peak_sum_bytes");
+
+	json_object_object_add(o, "anon_rss_peak_bytes", json_object_new_int64(peak));
+	json_object_object_add(o, "processes_peak", json_object_new_int64(t->procs_peak));
+	json_object_object_add(o, "samples", json_object_new_int64(t->samples));
+	json_object_object_add(o, "period_ms", json_object_new_int64(RUN_TREE_PERIOD_MS));
+	json_object_object_add(sum, "tree", o);
+	json_object_object_add(sum, "unmanaged_anon_bytes_min",
+			       json_object_new_int64(peak > held ? peak - held : 0));
+}
+
 static void print_stats(json_object *sum, int status)
 {
 	fprintf(stderr, "uswap run: exit status %d\n", status);
@@ -263,6 +298,7 @@ static void print_stats(json_object *sum, int status)
 		"heap fallbacks", (long long)get_i64(sum, "heap_fallbacks"));
 	fprintf(stderr, "  %-16s%lld with a pager\n", "processes",
 		(long long)get_i64(sum, "processes"));
+	print_tree(sum);
 	print_devices(sum);
 }
 
@@ -296,7 +332,7 @@ static int write_json(const char *path, int fd, json_object *sum)
 }
 
 int run_stats_report(const char *stats, const char *cmd, bool print, const char *json,
-		     int json_fd, int status)
+		     int json_fd, int status, const struct run_tree *tree)
 {
 	json_object *sum = read_lines(stats);
 	int rc = 0;
@@ -312,6 +348,7 @@ int run_stats_report(const char *stats, const char *cmd, bool print, const char 
 		print = false;
 	}
 	json_object_object_add(sum, "exit_status", json_object_new_int(status));
+	add_tree(sum, tree);
 	if (print)
 		print_stats(sum, status);
 	if (json)
