@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * swap.h - the swap path's internals: the swap cache kept per cluster
- * (cache.c) and helpers shared by swap.c and unuse.c.
+ * (cache.c) and helpers shared by swap.c and swap_unuse.c.
  *
  * The swap cache maps a slot to an in-memory copy of its folio while the
  * folio is being written, and afterwards for clean copies kept on purpose.
