@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "lab/lab.h"
+#include "lab/lab_internal.h"
 
 int cli_plot_open(const char *cmd, const char *path, bool *made)
 {

@@ -120,7 +120,7 @@ struct uswap_config {
 /*
  * uswap_create() - make an empty swap system with no devices.
  * @cfg: settings, or NULL for all defaults. Copied, policy included: the
- *       policy is fixed for the instance's life (src/alloc/policy.h says
+ *       policy is fixed for the instance's life (src/alloc/alloc_policy.h says
  *       what each switch does and which seed it comes from).
  * @out: receives the new instance; the caller owns it and frees it with
  *       uswap_destroy().
@@ -328,7 +328,7 @@ USWAP_API int uswap_swapoff(struct uswap *u, int type);
  * large folio is retried on every same-priority peer before -E2BIG and
  * never falls to a lower priority because a peer is fragmented. That is
  * the default policy; the lab's "before" policies (struct uswap_policy,
- * src/alloc/policy.h) change how the device is chosen: GLOBAL_ROTATE and
+ * src/alloc/alloc_policy.h) change how the device is chosen: GLOBAL_ROTATE and
  * LEGACY_PRIO give -E2BIG after the first device with room, and
  * PERCPU_GLOBAL serves from the CPU's current cluster whatever its
  * device's priority. A device in a write pause (see uswap_swap_out()) is
@@ -446,7 +446,7 @@ struct uswap_lock_stats {
 	X(read_errors, "failed device reads (-EIO returned)")                \
 	X(unuse_slots, "slots handed to the unuse callback")
 
-/* Version 2: what the lab's policies change (src/alloc/policy.h). */
+/* Version 2: what the lab's policies change (src/alloc/alloc_policy.h). */
 #define USWAP_STATS_COUNTERS_V2(X)                                           \
 	X(list_scan_steps, "clusters looked at on the cluster lists: each "   \
 	  "step of an isolation walk (slow-path allocation, discard) and "     \

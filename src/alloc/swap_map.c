@@ -11,7 +11,7 @@
  */
 #include <stdlib.h>
 
-#include "alloc/alloc.h"
+#include "alloc/alloc_internal.h"
 #include "util/rcu.h"
 
 unsigned int slot_count(const struct swap_cluster_info *ci, uint8_t b,
@@ -152,7 +152,7 @@ static __cold void trace_freed(struct swap_device *si, uint32_t off, unsigned in
 	}
 }
 
-/* put_entries() under LOCKING_DEVICE (policy.h): the free takes the
+/* put_entries() under LOCKING_DEVICE (alloc_policy.h): the free takes the
  * device lock before the cluster lock, as 6.12's frees went through
  * si->lock (one at a time here, not in return-cache batches). */
 static __cold int put_entries_device_locked(struct uswap *u, uswap_entry_t entry,

@@ -31,7 +31,7 @@
  * Lock order (written once, here): per-CPU lock -> ci->lock -> si->lock.
  * Isolation takes si->lock first and only trylocks cluster locks. The
  * instance's swapon_lock is outermost and is never taken by allocation.
- * Policies (policy.h) add two locks: si->alloc_lock (LOCKING_DEVICE) goes
+ * Policies (alloc_policy.h) add two locks: si->alloc_lock (LOCKING_DEVICE) goes
  * between the per-CPU lock and ci->lock; u->avail_lock (GLOBAL_ROTATE,
  * LEGACY_PRIO) is taken with no lock but the per-CPU one to pick a device,
  * and under ci->lock when a device fills or stops being full, so nothing

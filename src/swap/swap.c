@@ -16,7 +16,7 @@
  */
 #include <string.h>
 
-#include "swap/swap.h"
+#include "swap/swap_internal.h"
 #include "util/rcu.h"
 
 /*

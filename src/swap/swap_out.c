@@ -16,7 +16,7 @@
  */
 #include <stddef.h>
 
-#include "swap/swap.h"
+#include "swap/swap_internal.h"
 #include "util/rcu.h"
 
 #define SWAP_OUT_TRIES 4 /* writes per folio; each after an error lands elsewhere */

@@ -14,7 +14,7 @@
  */
 #include <time.h>
 
-#include "swap/swap.h"
+#include "swap/swap_internal.h"
 
 #define UNUSE_PIN_GRACE 10   /* idle passes (~1 ms each) before pins are offered */
 #define UNUSE_IDLE_MAX  5000 /* idle passes before giving up: 5 to 10 s (each

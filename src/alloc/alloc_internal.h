@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * alloc.h - functions shared between the files of src/alloc/, grouped by
+ * alloc_internal.h - functions shared between the files of src/alloc/, grouped by
  * the file that defines them, so this header is also a map of the layer.
  */
-#ifndef USWAP_ALLOC_ALLOC_H
-#define USWAP_ALLOC_ALLOC_H
+#ifndef USWAP_ALLOC_ALLOC_INTERNAL_H
+#define USWAP_ALLOC_ALLOC_INTERNAL_H
 
 #include <errno.h>
 
@@ -164,4 +164,4 @@ static inline bool slot_in_use(uint8_t b)
 /* stats.c */
 struct pcpu_stats *this_cpu_stats(struct uswap *u);
 
-#endif /* USWAP_ALLOC_ALLOC_H */
+#endif /* USWAP_ALLOC_ALLOC_INTERNAL_H */

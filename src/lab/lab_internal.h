@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lab.h - the lab: each seed thread's before/after, replayed on libuswap
+ * lab_internal.h - the lab: each seed thread's before/after, replayed on libuswap
  * as policy switches (docs/lab.md).
  *
  * Glossary (docs/design.md's terms):
@@ -26,8 +26,8 @@
  *
  * Declarations are grouped by the file that defines them.
  */
-#ifndef USWAP_LAB_LAB_H
-#define USWAP_LAB_LAB_H
+#ifndef USWAP_LAB_LAB_INTERNAL_H
+#define USWAP_LAB_LAB_INTERNAL_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -536,4 +536,4 @@ int lab_gnuplot_svg(const char *path, int (*data_fn)(FILE *f, void *ctx),
 		    void (*script_fn)(FILE *g, const char *data, const char *path, void *ctx),
 		    void *ctx);
 
-#endif /* USWAP_LAB_LAB_H */
+#endif /* USWAP_LAB_LAB_INTERNAL_H */
