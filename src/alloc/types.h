@@ -44,7 +44,12 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include <uswap/uswap.h>
+#include <uswap/alloc.h>
+#include <uswap/slots.h>
+/* The swap layer's types the allocator keeps for it (struct uswap's unuse
+ * callback, the swapon arguments device_swapon() takes): docs/design.md,
+ * "Who owns per-slot and per-cluster storage". */
+#include <uswap/swap.h>
 
 #include "util/compiler.h"
 #include "util/lock.h"
