@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
+#include <uswap/lab.h>
 #include <uswap/slots.h>
 #include <uswap/uswap.h>
 

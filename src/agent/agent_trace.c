@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <uswap/lab.h>
 #include <uswap/uswap.h>
 
 #include "agent/agent.h"

@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include <uswap/alloc.h>
+#include <uswap/lab.h>
 #include <uswap/slots.h>
 /* The swap layer's types the allocator keeps for it (struct uswap's unuse
  * callback, the swapon arguments device_swapon() takes): docs/design.md,

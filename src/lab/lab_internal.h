@@ -34,6 +34,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <uswap/lab.h>
 #include <uswap/uswap.h>
 
 #define LAB_DEFAULT_VCPUS   96   /* the seeds' machines run make -j96 */
