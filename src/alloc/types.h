@@ -233,6 +233,20 @@ struct slot_cache {
 	uswap_entry_t slots[USWAP_SLOT_CACHE_SLOTS];
 };
 
+/* One CPU's block of the allocator's counters: the public list
+ * (USWAP_STATS_COUNTERS in <uswap/alloc.h>) yields struct uswap_stats,
+ * this block and the sum in uswap_stats_get(). Bumped by the CPU's own
+ * threads without a lock (util/stat.h), summed by readers while they run. */
+struct pcpu_stats {
+	stat_t swpout[USWAP_NR_ORDERS];
+	stat_t swpout_fallback[USWAP_NR_ORDERS];
+#define X(name, description) stat_t name;
+	USWAP_STATS_COUNTERS(X)
+	USWAP_STATS_COUNTERS_V2(X)
+#undef X
+	struct lock_stat locks[USWAP_LOCK_MAX];
+};
+
 struct uswap_pcpu {
 	struct spinlock lock; /* the local_lock: held across one allocation;
 				 covers everything below but stats */
