@@ -149,6 +149,10 @@ void cluster_ext_free(struct swap_cluster_info *ci);
 unsigned int slot_count(const struct swap_cluster_info *ci, uint8_t b, uint32_t ci_off);
 int slot_set_count(struct swap_device *si, struct swap_cluster_info *ci,
 		   uint32_t off, unsigned int count);
+void slots_commit_locked(struct swap_device *si, struct swap_cluster_info *ci,
+			 uint32_t off, unsigned int nr, bool keep_cache);
+void slot_pin_cache_locked(struct swap_device *si, struct swap_cluster_info *ci,
+			   uint32_t off);
 struct swap_device *lock_range(struct uswap *u, uswap_entry_t entry,
 			       unsigned int nr, struct pcpu_stats *st,
 			       uint32_t *off, struct swap_cluster_info **ci);

@@ -69,6 +69,37 @@ int slot_set_count(struct swap_device *si, struct swap_cluster_info *ci,
 	return 0;
 }
 
+/*
+ * slots_commit_locked() - the swap path's commit of a written folio: each
+ * slot of [off, off + nr) gets its owner's first reference and, unless
+ * @keep_cache (a clean copy stays in the swap cache), loses the HAS_CACHE
+ * pin the allocation gave it. The slots stay in use either way.
+ * Context: ci->lock held; every slot pinned with a count of 0.
+ */
+void slots_commit_locked(struct swap_device *si, struct swap_cluster_info *ci,
+			 uint32_t off, unsigned int nr, bool keep_cache)
+{
+	lock_assert_held(&ci->lock);
+	for (uint32_t i = off; i < off + nr; i++) {
+		slot_set_count(si, ci, i, 1); /* 0 -> 1 never allocates */
+		if (!keep_cache)
+			si->swap_map[i] &= (uint8_t)~MAP_HAS_CACHE;
+	}
+}
+
+/*
+ * slot_pin_cache_locked() - set the HAS_CACHE pin of slot @off (kept if
+ * already set), so that a slot whose last reference just went stays
+ * allocated until the swap path has made its device forget the data.
+ * Context: ci->lock held.
+ */
+void slot_pin_cache_locked(struct swap_device *si, struct swap_cluster_info *ci,
+			   uint32_t off)
+{
+	lock_assert_held(&ci->lock);
+	si->swap_map[off] |= MAP_HAS_CACHE;
+}
+
 
 /* Report a free of a slot that holds no reference once per instance-less
  * process (the kernel's "Unused swap offset entry") and count every one. */
