@@ -12,14 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <uswap/api.h>
 #include <uswap/policy.h>
 
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#ifndef USWAP_API
-#define USWAP_API __attribute__((visibility("default")))
 #endif
 
 /* ------------------------------------------------------------------------

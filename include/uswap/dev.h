@@ -14,12 +14,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <uswap/api.h>
+
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#ifndef USWAP_API
-#define USWAP_API __attribute__((visibility("default")))
 #endif
 
 struct uswap_backend; /* where a device's data lives: ram, zram, file, faulty */

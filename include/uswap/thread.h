@@ -5,19 +5,18 @@
  * the allocator's locks and steps. For the lab, the tests and the
  * benchmarks, which emulate many CPUs on few threads and time them in
  * virtual time; <uswap/lab.h> includes it, <uswap/uswap.h> does not.
- * Includes nothing of uswap's, so src/util/ builds on it alone.
+ * Includes nothing of uswap's but <uswap/api.h> (the export mark), so
+ * src/util/ builds on it alone.
  */
 #ifndef USWAP_THREAD_H
 #define USWAP_THREAD_H
 
 #include <stdint.h>
 
+#include <uswap/api.h>
+
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#ifndef USWAP_API
-#define USWAP_API __attribute__((visibility("default")))
 #endif
 
 /*
