@@ -21,6 +21,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <uswap/lab.h>
+#include <uswap/slots.h>
 #include <uswap/uswap.h>
 
 enum bench_pattern {

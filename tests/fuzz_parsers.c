@@ -28,7 +28,7 @@
 #include <uswap/uswap.h>
 
 #include "../tools/cli.h"
-#include "lab/lab.h"
+#include "lab/lab_internal.h"
 
 #define check(cond)                                                          \
 	do {                                                                 \

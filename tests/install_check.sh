@@ -25,7 +25,7 @@ pc=$(find "$dest" -name uswap.pc | head -n1)
 [ -n "$pc" ] || fail "no uswap.pc installed"
 libdir=$(dirname "$(dirname "$pc")")
 [ -e "$libdir/libuswap.a" ] || fail "libuswap.a not installed"
-for h in uswap policy alloc dev swap pager status; do
+for h in uswap policy alloc dev swap pager status slots lab thread api; do
 	[ -e "$(find "$dest" -path "*/include/uswap/$h.h" | head -n1)" ] || fail "uswap/$h.h not installed"
 done
 [ -x "$(find "$dest" -path '*/bin/uswap' | head -n1)" ] || fail "uswap not installed"

@@ -26,6 +26,8 @@
 #include <stdio.h>
 #include <cmocka.h>
 
+#include <uswap/lab.h>
+#include <uswap/slots.h>
 #include <uswap/uswap.h>
 
 #define T_EXIT_SKIP 77 /* what meson counts as a skipped test */

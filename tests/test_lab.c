@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/lab.h"
+#include "lab/lab_internal.h"
 
 /* Run one arm of experiment @name with @policy and the workload changed
  * by @params (lab_workload_parse() syntax, may be NULL). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Description: each allocator policy switch (struct uswap_policy,
- * src/alloc/policy.h) does what it says, checked on counters and device
+ * src/alloc/alloc_policy.h) does what it says, checked on counters and device
  * use, never on times: legacy priorities fill default devices one after
  * another and prefer a node's own devices; the global rotation and the
  * rings spread equal priorities evenly; scan-one touches one frag cluster

@@ -26,7 +26,7 @@
  * and every device still serves order-9 allocations, one per free cluster.
  *
  * The same run, shorter (a tenth of the operations), under non-default
- * allocator policies (struct uswap_policy, src/alloc/policy.h): the device
+ * allocator policies (struct uswap_policy, src/alloc/alloc_policy.h): the device
  * lock with the per-CPU slot cache, the per-CPU cursor across devices with
  * the globally rotated list, and the legacy priorities with two emulated
  * nodes. There device 2 also does page discard (USWAP_SWAPON_DISCARD), so

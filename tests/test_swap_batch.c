@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "alloc/alloc.h"
+#include "alloc/alloc_internal.h"
 #include "dev/backend.h"
 #include "dev/file.h"
 #include "t_dev.h"

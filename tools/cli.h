@@ -127,7 +127,7 @@ int cli_run(char *const argv[], char **output, size_t max);
 int cli_make_swap_file(const char *path, uint64_t size, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------------
- * swapon.c: `uswap swapon --dry-run SPEC`
+ * swapon_cmd.c: `uswap swapon --dry-run SPEC`
  * ---------------------------------------------------------------------- */
 
 int cmd_swapon(int argc, char **argv);
@@ -165,7 +165,7 @@ void cli_json_bool(struct cli_json *j, const char *key, bool v);
 void cli_json_finish(struct cli_json *j);
 
 /* ------------------------------------------------------------------------
- * plot.c: --plot FILE.svg of `uswap run` and `uswap stress`
+ * plot_cmd.c: --plot FILE.svg of `uswap run` and `uswap stress`
  * ---------------------------------------------------------------------- */
 
 #define CLI_PLOT_MAX_DEVICES 16

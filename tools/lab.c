@@ -7,7 +7,7 @@
 #include "cli.h"
 #include "lab_cmd.h"
 
-#include "lab/lab.h"
+#include "lab/lab_internal.h"
 
 #include <errno.h>
 #include <getopt.h>

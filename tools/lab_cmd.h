@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "lab/lab.h"
+#include "lab/lab_internal.h"
 
 /* `uswap lab list | run NAME | replay FILE [OPTIONS]`; argv[0] is "lab". */
 int cmd_lab(int argc, char **argv);

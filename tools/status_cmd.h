@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * status_cmd.h - `uswap status` (status.c).
+ * status_cmd.h - `uswap status` (status_cmd.c).
  */
 #ifndef USWAP_TOOLS_STATUS_CMD_H
 #define USWAP_TOOLS_STATUS_CMD_H

@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <uswap/lab.h>
+
 #define CMD "stress"
 
 static const char usage_text[] =

@@ -24,6 +24,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <uswap/lab.h>
+#include <uswap/slots.h>
+
 enum obj_state { OBJ_EMPTY, OBJ_MEM, OBJ_SWAPPED };
 
 struct sobj {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * uswap/alloc.h - geometry, swap entries, instances, devices (swapon/swapoff),
- * slot allocation and the swap_map, statistics: the slot allocator.
- * Part of the public API; include <uswap/uswap.h> for all of it.
+ * uswap/alloc.h - the slot allocator (src/alloc/) as an embedder sees it:
+ * geometry, swap entries, instances, statistics. Its own calls (slots,
+ * references, pins) are in <uswap/slots.h>.
+ * Part of the embedder's API; <uswap/uswap.h> includes it.
  */
 #ifndef USWAP_ALLOC_H
 #define USWAP_ALLOC_H
@@ -11,14 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <uswap/api.h>
 #include <uswap/policy.h>
 
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#ifndef USWAP_API
-#define USWAP_API __attribute__((visibility("default")))
 #endif
 
 /* ------------------------------------------------------------------------
@@ -78,29 +76,6 @@ static inline bool uswap_entry_valid_bits(uswap_entry_t e)
 struct uswap; /* one swap system: devices, rings, per-CPU state, stats */
 struct uswap_backend; /* where a device's data lives: ram, zram, file, faulty */
 
-/*
- * uswap_unuse_fn - the slot owner's swapoff callback ("unuse").
- * Called by uswap_swapoff() for each in-use slot of the device going away,
- * @entry being that slot. The owner must stop referencing it: read the
- * data back (uswap_swap_in) and keep it in memory, or write it to another
- * device (uswap_swap_out) and switch its reference, then drop its
- * references to @entry (uswap_swap_free). Slots of one folio are offered
- * one by one; after the owner freed the whole folio the other slots are
- * no longer in use and are not offered again. A slot held only by its
- * HAS_CACHE pin (uswap_alloc() or uswap_cache_pin() with no reference
- * yet: uswap_slot_count() says 0) is offered too, once about 10 ms pass
- * with nothing freed (the swap path's own writes and frees finish without
- * the owner); the owner lets go of it with uswap_put_folio(), or finishes
- * with it and frees it. Returning 0 for a slot the owner does not know
- * is allowed: the slot is offered again on the next sweep.
- * Return: 0, or -errno to abort the swapoff (the device is put back).
- * Context: runs in the swapoff thread, without uswap locks held.
- */
-typedef int (*uswap_unuse_fn)(void *ctx, uswap_entry_t entry);
-
-/* uswap_progress_fn - swapoff progress: @left slots still in use. */
-typedef void (*uswap_progress_fn)(void *ctx, uint64_t left);
-
 struct uswap_config {
 	/* Per-CPU arrays are sized by this (0 = the host's configured CPUs).
 	 * CPU ids from sched_getcpu() are taken modulo nr_cpus. */
@@ -120,7 +95,7 @@ struct uswap_config {
 /*
  * uswap_create() - make an empty swap system with no devices.
  * @cfg: settings, or NULL for all defaults. Copied, policy included: the
- *       policy is fixed for the instance's life (src/alloc/policy.h says
+ *       policy is fixed for the instance's life (src/alloc/alloc_policy.h says
  *       what each switch does and which seed it comes from).
  * @out: receives the new instance; the caller owns it and frees it with
  *       uswap_destroy().
@@ -136,265 +111,6 @@ USWAP_API int uswap_create(const struct uswap_config *cfg, struct uswap **out);
  * Context: no other thread may use @u during or after the call.
  */
 USWAP_API void uswap_destroy(struct uswap *u);
-
-/*
- * uswap_thread_set_cpu() - pin the calling thread's per-CPU index.
- * @cpu: 0..nr_cpus-1 of every instance this thread uses, or -1 to go back
- *       to sched_getcpu().
- * Used by tests and the lab to emulate many CPUs on few threads; two
- * threads may share a CPU index (the per-CPU lock then serialises them).
- * Thread-local; no errors.
- */
-USWAP_API void uswap_thread_set_cpu(int cpu);
-
-/*
- * Probe: the allocator reports each lock it takes and each unit of work
- * it does to a probe the calling thread installed. The lab's virtual
- * time (docs/lab.md) is built on it: it charges each step a modelled
- * cost and treats each lock as a resource held in virtual time, which is
- * how it gives 96- and 256-CPU times and contention on a 2-core host.
- * No probe installed (the default) costs one thread-local load per lock
- * and per step.
- */
-enum uswap_probe_step {
-	USWAP_STEP_LIST,    /* one cluster looked at on a cluster-list walk
-			       (the list_scan_steps counter) */
-	USWAP_STEP_MOVE,    /* one cluster moved between lists (cluster_moves) */
-	USWAP_STEP_MAP,     /* one 64-slot cache line of swap_map scanned for
-			       a free run inside a cluster */
-	USWAP_STEP_SLOT,    /* one slot's swap_map byte taken or given back */
-	USWAP_STEP_DISCARD, /* one cluster discarded (discards) */
-	USWAP_STEP_MAX
-};
-
-struct uswap_probe {
-	/* @lock was just acquired (after any real wait). @name is the lock
-	 * expression at the call site ("&si->lock"), @site the function
-	 * taking it ("cluster_move"): perf lock's lock and caller. Both
-	 * are string constants. */
-	void (*lock)(void *ctx, const void *lock, const char *name, const char *site);
-	/* @lock is about to be released. */
-	void (*unlock)(void *ctx, const void *lock);
-	/* @n units of @step were done. */
-	void (*step)(void *ctx, enum uswap_probe_step step, uint64_t n);
-	void *ctx;
-};
-
-/*
- * uswap_thread_set_probe() - install @probe for the calling thread's
- * allocator calls on every instance, or remove it (NULL). The probe is
- * called synchronously, with allocator locks held: it must not call
- * libuswap and must not block. @probe must stay valid until replaced.
- * Thread-local; no errors. Used by the lab's virtual time.
- */
-USWAP_API void uswap_thread_set_probe(const struct uswap_probe *probe);
-
-/*
- * Tracer: the instance reports each allocation handed out and each run
- * of slots that became free, for a trace of the swap stream (`uswap run
- * --trace`, docs/lab.md "Traces").
- */
-enum uswap_trace_event {
-	USWAP_TRACE_ALLOC, /* @n = the order; @entry its first slot */
-	USWAP_TRACE_FREE,  /* @n slots from @entry are free again */
-};
-
-struct uswap_tracer {
-	/* Called with allocator locks held (FREE) or just after the
-	 * allocation (ALLOC), on the thread doing it: must not call libuswap,
-	 * must not block for long. An ALLOC comes before any FREE of its
-	 * slots. Slots parked in LOCKING_DEVICE's slot cache are reported
-	 * free without an ALLOC. */
-	void (*event)(void *ctx, enum uswap_trace_event ev, uswap_entry_t entry,
-		      unsigned int n);
-	void *ctx;
-};
-
-/*
- * uswap_set_tracer() - report @u's allocations and frees to @t, or stop
- * (NULL). @t must stay valid until replaced and no call is in flight
- * (the caller's business: set it before use, clear it when done).
- * Context: any thread; takes no lock. No errors.
- */
-USWAP_API void uswap_set_tracer(struct uswap *u, const struct uswap_tracer *t);
-
-/*
- * uswap_drain() - give back every slot parked in the per-CPU slot caches
- * (policy.lock == USWAP_LOCKING_DEVICE keeps up to USWAP_SLOT_CACHE_SLOTS
- * order-0 slots per CPU allocated but not yet handed out, as the kernel's
- * swap_slots cache did; they count as in use until drained). A no-op for
- * the other policies. uswap_swapoff() drains the device it removes by
- * itself; tests and the lab drain before comparing in-use counts.
- * Context: any thread; takes each CPU's lock in turn.
- */
-USWAP_API void uswap_drain(struct uswap *u);
-
-/* ------------------------------------------------------------------------
- * Devices: swapon / swapoff
- * ---------------------------------------------------------------------- */
-struct uswap_swapon_args {
-	const char *name;          /* Filename column of uswap_swaps(); copied;
-				      NULL gives "dev<type>" */
-	uint64_t nr_slots;         /* slots including header slot 0, i.e. the
-				      header's last_page + 1; at least
-				      USWAP_MIN_CLUSTERS * 512, at most
-				      UINT32_MAX */
-	int prio;                  /* USWAP_PRIO_DEFAULT or 0..USWAP_PRIO_MAX */
-	unsigned int flags;        /* 0 or USWAP_SWAPON_DISCARD */
-	const uint64_t *bad_slots; /* slots never to hand out (1..nr_slots-1),
-				      or NULL; copied */
-	size_t nr_bad;
-	struct uswap_backend *backend; /* data store, or NULL for a device
-				      that only allocates (benchmarks, lab).
-				      On success swapon owns it. With a
-				      backend, nr_slots 0 means "the
-				      backend's size" and its header's bad
-				      slots are added to bad_slots. */
-	int node;                  /* emulated NUMA node of the device,
-				      0..policy.nr_nodes-1 (0 when nr_nodes
-				      is 0 or 1): with USWAP_SELECT_LEGACY_PRIO
-				      CPUs of this node prefer it (the bdev's
-				      node_id in swap_node()); else only
-				      shown in uswap_device_info() */
-};
-
-/* uswap_swapon_args.flags */
-#define USWAP_SWAPON_DISCARD 0x10000 /* page discard (SWP_PAGE_DISCARD;
-				    SWAP_FLAG_DISCARD's value) on a device
-				    without a backend: each emptied cluster
-				    waits on the discard list until an
-				    allocation discards it (policy.discard
-				    says how many at a time); for the lab.
-				    A backend's own setting is kept either
-				    way. */
-
-/*
- * uswap_swapon() - add a device and make it available for allocation.
- * Slot 0 holds the header and every bad slot is marked USWAP map BAD; they
- * are never handed out. The device joins the ring of its priority; the new
- * ring is published with RCU, so allocators never see a half-built ring.
- * The lowest free type is used, as the kernel reuses swap_info[] slots.
- * Free clusters go on the free list in ascending order (seed "remove
- * contention workaround for swap cache"; interleaved in 32 columns under
- * USWAP_FREELIST_INTERLEAVED); clusters holding a bad slot start on
- * nonfull[0], as setup_clusters() does. With USWAP_SELECT_LEGACY_PRIO a
- * USWAP_PRIO_DEFAULT device gets the next of -2, -3, ... instead of -1.
- * Return: the device type (0..31) on success; -EINVAL (@args NULL, nr_slots
- * outside the range above, prio outside -1..32767, an unknown flag, node
- * outside 0..nr_nodes-1, a bad slot of 0, past the end or listed twice), -EMFILE (all 32 types in use; the
- * kernel says -EPERM), -ENOSPC (every usable slot bad), -ENOMEM. On error
- * nothing changed.
- * Context: may sleep (an RCU grace period); serialised with swapoff.
- */
-USWAP_API int uswap_swapon(struct uswap *u, const struct uswap_swapon_args *args);
-
-/*
- * uswap_swapoff() - remove an empty device.
- * The device first leaves its ring (new ring published, grace period
- * waited), then every allocator that could still see it is waited out, so
- * once this returns no slot on @type is handed out again.
- * This is the kernel's swapoff order (clear SWP_WRITEOK, leave the avail
- * list, wait for allocators) with the RFC's ring republication (seed 5).
- * With slots in use and an owner callback (uswap_set_unuse()), every used
- * slot is handed to it until none is left (try_to_unuse()); meanwhile
- * swap-ins from the device keep working and no new slot is allocated on it.
- * Swap-outs in flight on a swap queue (uswap_swapq_out()) pin their slots
- * until their queue is reaped; reads in flight are completed (the backend
- * reaped by swapoff itself) before the backend is closed.
- * Return: 0; -ENOENT (@type not swapped on, or outside 0..31); -EBUSY
- * (slots in use and no owner callback, or 5000 sweeps, 5 to 10 s, with nothing
- * freed: the device is put back, with what was already moved staying
- * moved); the callback's -errno (device put back, likewise).
- * Context: may sleep; serialised with swapon by the instance's swapon lock.
- */
-USWAP_API int uswap_swapoff(struct uswap *u, int type);
-
-/* ------------------------------------------------------------------------
- * Allocation and the swap_map
- *
- * Slot states (one byte each, as the kernel's swap_map): free; a reference
- * count 1..USWAP_COUNT_MAX (counts past 62 live in a per-cluster side
- * table); the HAS_CACHE pin held by the swap cache while a folio for the
- * slot is in memory; BAD. A slot is free again when both its count and its
- * HAS_CACHE pin are gone.
- * ---------------------------------------------------------------------- */
-
-/*
- * uswap_alloc() - allocate 2^@order contiguous, naturally aligned slots.
- * The slots start with the HAS_CACHE pin and a count of 0, as in the
- * kernel's folio_alloc_swap(): the folio is entering the swap cache.
- * Devices are tried by priority, high to low; inside a priority the
- * calling CPU's ring reader picks the device (round robin by quota). A
- * large folio is retried on every same-priority peer before -E2BIG and
- * never falls to a lower priority because a peer is fragmented. That is
- * the default policy; the lab's "before" policies (struct uswap_policy,
- * src/alloc/policy.h) change how the device is chosen: GLOBAL_ROTATE and
- * LEGACY_PRIO give -E2BIG after the first device with room, and
- * PERCPU_GLOBAL serves from the CPU's current cluster whatever its
- * device's priority. A device in a write pause (see uswap_swap_out()) is
- * passed over while a device of any priority has room, and used when
- * none has.
- * @order: 0..9.
- * @entry: receives the first slot's entry.
- * Return: 0; -E2BIG (order > 0 and no device of the serving priority has a
- * free aligned run: split the folio; swpout_fallback[order] was counted);
- * -ENOSPC (no device has a free slot); -EINVAL (order > 9).
- * Context: any thread; takes the per-CPU lock, then cluster locks, then
- * briefly a device list lock.
- */
-USWAP_API int uswap_alloc(struct uswap *u, unsigned int order, uswap_entry_t *entry);
-
-/*
- * uswap_put_folio() - drop the HAS_CACHE pin of the 2^@order slots that
- * start at @entry (put_swap_folio()); slots left with no count are freed.
- * All slots lie in one cluster, so this is one cluster-lock round trip.
- * Freed slots are filed at once: a cluster that empties goes to the free
- * list (so order 9 can use it), a full or frag one to nonfull.
- * Return: 0; -EINVAL (bad type/offset, misaligned, order > 9); -ENOENT (a
- * slot is not pinned by the cache: nothing changed; counted in bad_free).
- * Context: any thread; takes one cluster lock, maybe a device list lock.
- */
-USWAP_API int uswap_put_folio(struct uswap *u, uswap_entry_t entry, unsigned int order);
-
-/*
- * uswap_dup() - add one reference to an in-use slot (swap_duplicate()).
- * Counts past 62 move to a per-cluster side table (count continuation's
- * role; the newest kernel's extend_table), allocated on first need.
- * Return: 0; -EINVAL (bad entry); -ENOENT (slot free or BAD);
- * -EOVERFLOW (count already USWAP_COUNT_MAX; unchanged); -ENOMEM (the side
- * table could not be allocated; unchanged).
- * Context: any thread; takes one cluster lock.
- */
-USWAP_API int uswap_dup(struct uswap *u, uswap_entry_t entry);
-
-/*
- * uswap_free() - drop one reference from @nr slots starting at @entry
- * (swap_free_nr()); slots left with no count and no cache pin are freed.
- * The range must lie inside one cluster (one lock round trip).
- * Return: 0; -EINVAL (bad entry, nr 0, range crosses a cluster); -ENOENT
- * (a slot has no reference: nothing changed; reported once per process on
- * stderr, as the kernel's "Unused swap offset entry", and counted in
- * bad_free).
- * Context: any thread; takes one cluster lock, maybe a device list lock.
- */
-USWAP_API int uswap_free(struct uswap *u, uswap_entry_t entry, unsigned int nr);
-
-/*
- * uswap_cache_pin() - set the HAS_CACHE pin on an in-use slot
- * (swapcache_prepare(): whoever succeeds owns the swap-in).
- * Return: 0; -EINVAL; -ENOENT (slot free or BAD); -EEXIST (already pinned).
- * Context: any thread; takes one cluster lock.
- */
-USWAP_API int uswap_cache_pin(struct uswap *u, uswap_entry_t entry);
-
-/*
- * uswap_slot_count() - read one slot: its reference count, and whether
- * the cache pin is held. For tests and tools; the answer may be stale as
- * soon as it returns.
- * Return: the count (0..USWAP_COUNT_MAX); -EINVAL; -ENOENT (free);
- * -EIO (the slot is BAD).
- */
-USWAP_API long uswap_slot_count(struct uswap *u, uswap_entry_t entry, bool *has_cache);
 
 /* ------------------------------------------------------------------------
  * Statistics (readable while allocation runs)
@@ -446,7 +162,7 @@ struct uswap_lock_stats {
 	X(read_errors, "failed device reads (-EIO returned)")                \
 	X(unuse_slots, "slots handed to the unuse callback")
 
-/* Version 2: what the lab's policies change (src/alloc/policy.h). */
+/* Version 2: what the lab's policies change (src/alloc/alloc_policy.h). */
 #define USWAP_STATS_COUNTERS_V2(X)                                           \
 	X(list_scan_steps, "clusters looked at on the cluster lists: each "   \
 	  "step of an isolation walk (slow-path allocation, discard) and "     \

@@ -1,19 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * uswap/dev.h - backends (where a device's data lives), the mkswap swap header
- * and device specs.
- * Part of the public API; include <uswap/uswap.h> for all of it.
+ * uswap/dev.h - the device layer (src/dev/): backends (where a device's data
+ * lives), the mkswap swap header and device specs. Nothing here takes an
+ * instance: swapping a backend on, and the figures of a device in use, are
+ * the swap layer's (<uswap/swap.h>).
+ * Part of the embedder's API; <uswap/uswap.h> includes it.
  */
 #ifndef USWAP_DEV_H
 #define USWAP_DEV_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
-#include <uswap/alloc.h>
+#include <uswap/api.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct uswap_backend; /* where a device's data lives: ram, zram, file, faulty */
 
 /* ------------------------------------------------------------------------
  * Backends and device specs
@@ -49,9 +56,6 @@ USWAP_API int uswap_backend_open(const char *spec, struct uswap_backend **out,
  */
 USWAP_API int uswap_spec_external(const char *spec);
 
-/* uswap_backend_close() - close a backend no device owns. NULL is a no-op. */
-USWAP_API void uswap_backend_close(struct uswap_backend *b);
-
 /* The zstd level zram: devices compress at (zstd's default, as the
  * kernel's zram); benchmarks measure raw zstd at the same level. */
 #define USWAP_ZRAM_ZSTD_LEVEL 3
@@ -85,53 +89,6 @@ struct uswap_zram_stat {
 	uint64_t pages_compacted;   /* 0: the pool does not compact */
 	uint64_t huge_pages;        /* pages stored raw */
 };
-
-/*
- * uswap_device_zram_stat() - what zram device @type holds (zramctl's
- * columns, mm_stat's fields).
- * Return: 0; -ENOENT (no device @type); -EINVAL (not a zram device, or
- * @out NULL).
- * Thread-safety: any thread; takes the swapon lock (the device cannot go
- * meanwhile); a moving snapshot while I/O runs.
- */
-USWAP_API int uswap_device_zram_stat(struct uswap *u, int type, struct uswap_zram_stat *out);
-
-/*
- * uswap_device_print_stats() - the backend's own figures of device @type
- * to @out, one "key value" line each (the value a number or one word):
- * zram's mm_stat and io_stat fields and, with a lower device, bd_count,
- * bd_reads, bd_writes and the writeback reasons; an nbd export's
- * connections, requests, reconnects and retries; a mirror's legs
- * (leg0_state healthy or failed, leg0_errors ...) and failovers; a
- * file's queue depth and io_uring counts; a faulty wrapper's injections,
- * then its inner device's lines.
- * Return: 0; -ENOENT (no device @type); -EINVAL (@out NULL).
- * Thread-safety: any thread; takes the swapon lock.
- */
-USWAP_API int uswap_device_print_stats(struct uswap *u, int type, FILE *out);
-
-/*
- * uswap_mirror_replace() - open @spec and make it the new leg of mirror
- * device @type in place of its failed leg, while the device is in use: a
- * thread copies every slot holding data to it from the healthy leg; until
- * the copy is complete the new leg is written (in step with the copy) but
- * never read. Progress and the end show in uswap_device_print_stats()
- * (leg state "syncing", resynced_slots).
- * Return: 0 (the copy runs); -ENOENT (no device @type); -EINVAL (not a
- * mirror, no failed leg, the new one smaller than the mirror, a plain
- * one for a mirror of encrypted legs, a bad spec); -EBUSY (a copy under
- * way); -ENOSPC (replaced 8 times already); with a message in @err.
- * Thread-safety: any thread; takes the swapon lock.
- */
-USWAP_API int uswap_mirror_replace(struct uswap *u, int type, const char *spec,
-				   char *err, size_t errlen);
-
-/*
- * uswap_swapon_spec() - open @spec's backend and swap it on at the spec's
- * priority. Return: the type, or -errno with a reason in @err.
- */
-USWAP_API int uswap_swapon_spec(struct uswap *u, const char *spec, char *err,
-				size_t errlen);
 
 /* ------------------------------------------------------------------------
  * Swap headers: page 0 of a swap area made by util-linux mkswap

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * uswap/swap.h - the swap path: folios out to a device and back, the swap
- * cache, and swapoff through the slot owner.
- * Part of the public API; include <uswap/uswap.h> for all of it.
+ * uswap/swap.h - the swap layer (src/swap/): devices (swapon with a backend
+ * or by spec, swapoff, the backend's figures), the swap path (folios out to
+ * a device and back, batches, swap queues), the swap cache, and swapoff
+ * through the slot owner.
+ * Part of the embedder's API; <uswap/uswap.h> includes it.
  */
 #ifndef USWAP_SWAP_H
 #define USWAP_SWAP_H
@@ -13,6 +15,140 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ------------------------------------------------------------------------
+ * Devices: swapon / swapoff
+ *
+ * The swap layer joins a backend (<uswap/dev.h>) to a device of the
+ * allocator (src/swap/swapon.c); swapoff empties the device through the
+ * slot owner (src/swap/swap_unuse.c).
+ * ---------------------------------------------------------------------- */
+struct uswap_swapon_args {
+	const char *name;          /* Filename column of uswap_swaps(); copied;
+				      NULL gives "dev<type>" */
+	uint64_t nr_slots;         /* slots including header slot 0, i.e. the
+				      header's last_page + 1; at least
+				      USWAP_MIN_CLUSTERS * 512, at most
+				      UINT32_MAX */
+	int prio;                  /* USWAP_PRIO_DEFAULT or 0..USWAP_PRIO_MAX */
+	unsigned int flags;        /* 0 or USWAP_SWAPON_DISCARD */
+	const uint64_t *bad_slots; /* slots never to hand out (1..nr_slots-1),
+				      or NULL; copied */
+	size_t nr_bad;
+	struct uswap_backend *backend; /* data store, or NULL for a device
+				      that only allocates (benchmarks, lab).
+				      On success swapon owns it. With a
+				      backend, nr_slots 0 means "the
+				      backend's size" and its header's bad
+				      slots are added to bad_slots. */
+	int node;                  /* emulated NUMA node of the device,
+				      0..policy.nr_nodes-1 (0 when nr_nodes
+				      is 0 or 1): with USWAP_SELECT_LEGACY_PRIO
+				      CPUs of this node prefer it (the bdev's
+				      node_id in swap_node()); else only
+				      shown in uswap_device_info() */
+};
+
+/* uswap_swapon_args.flags */
+#define USWAP_SWAPON_DISCARD 0x10000 /* page discard (SWP_PAGE_DISCARD;
+				    SWAP_FLAG_DISCARD's value) on a device
+				    without a backend: each emptied cluster
+				    waits on the discard list until an
+				    allocation discards it (policy.discard
+				    says how many at a time); for the lab.
+				    A backend's own setting is kept either
+				    way. */
+
+/*
+ * uswap_swapon() - add a device and make it available for allocation.
+ * Slot 0 holds the header and every bad slot is marked USWAP map BAD; they
+ * are never handed out. The device joins the ring of its priority; the new
+ * ring is published with RCU, so allocators never see a half-built ring.
+ * The lowest free type is used, as the kernel reuses swap_info[] slots.
+ * Free clusters go on the free list in ascending order (seed "remove
+ * contention workaround for swap cache"; interleaved in 32 columns under
+ * USWAP_FREELIST_INTERLEAVED); clusters holding a bad slot start on
+ * nonfull[0], as setup_clusters() does. With USWAP_SELECT_LEGACY_PRIO a
+ * USWAP_PRIO_DEFAULT device gets the next of -2, -3, ... instead of -1.
+ * Return: the device type (0..31) on success; -EINVAL (@args NULL, nr_slots
+ * outside the range above, prio outside -1..32767, an unknown flag, node
+ * outside 0..nr_nodes-1, a bad slot of 0, past the end or listed twice), -EMFILE (all 32 types in use; the
+ * kernel says -EPERM), -ENOSPC (every usable slot bad), -ENOMEM. On error
+ * nothing changed.
+ * Context: may sleep (an RCU grace period); serialised with swapoff.
+ */
+USWAP_API int uswap_swapon(struct uswap *u, const struct uswap_swapon_args *args);
+
+/*
+ * uswap_swapon_spec() - open @spec's backend and swap it on at the spec's
+ * priority. Return: the type, or -errno with a reason in @err.
+ */
+USWAP_API int uswap_swapon_spec(struct uswap *u, const char *spec, char *err,
+				size_t errlen);
+
+/* uswap_backend_close() - close a backend no device owns. NULL is a no-op. */
+USWAP_API void uswap_backend_close(struct uswap_backend *b);
+
+/*
+ * uswap_swapoff() - remove an empty device.
+ * The device first leaves its ring (new ring published, grace period
+ * waited), then every allocator that could still see it is waited out, so
+ * once this returns no slot on @type is handed out again.
+ * This is the kernel's swapoff order (clear SWP_WRITEOK, leave the avail
+ * list, wait for allocators) with the RFC's ring republication (seed 5).
+ * With slots in use and an owner callback (uswap_set_unuse()), every used
+ * slot is handed to it until none is left (try_to_unuse()); meanwhile
+ * swap-ins from the device keep working and no new slot is allocated on it.
+ * Swap-outs in flight on a swap queue (uswap_swapq_out()) pin their slots
+ * until their queue is reaped; reads in flight are completed (the backend
+ * reaped by swapoff itself) before the backend is closed.
+ * Return: 0; -ENOENT (@type not swapped on, or outside 0..31); -EBUSY
+ * (slots in use and no owner callback, or 5000 sweeps, 5 to 10 s, with nothing
+ * freed: the device is put back, with what was already moved staying
+ * moved); the callback's -errno (device put back, likewise).
+ * Context: may sleep; serialised with swapon by the instance's swapon lock.
+ */
+USWAP_API int uswap_swapoff(struct uswap *u, int type);
+
+/*
+ * uswap_device_zram_stat() - what zram device @type holds (zramctl's
+ * columns, mm_stat's fields).
+ * Return: 0; -ENOENT (no device @type); -EINVAL (not a zram device, or
+ * @out NULL).
+ * Thread-safety: any thread; takes the swapon lock (the device cannot go
+ * meanwhile); a moving snapshot while I/O runs.
+ */
+USWAP_API int uswap_device_zram_stat(struct uswap *u, int type, struct uswap_zram_stat *out);
+
+/*
+ * uswap_device_print_stats() - the backend's own figures of device @type
+ * to @out, one "key value" line each (the value a number or one word):
+ * zram's mm_stat and io_stat fields and, with a lower device, bd_count,
+ * bd_reads, bd_writes and the writeback reasons; an nbd export's
+ * connections, requests, reconnects and retries; a mirror's legs
+ * (leg0_state healthy or failed, leg0_errors ...) and failovers; a
+ * file's queue depth and io_uring counts; a faulty wrapper's injections,
+ * then its inner device's lines.
+ * Return: 0; -ENOENT (no device @type); -EINVAL (@out NULL).
+ * Thread-safety: any thread; takes the swapon lock.
+ */
+USWAP_API int uswap_device_print_stats(struct uswap *u, int type, FILE *out);
+
+/*
+ * uswap_mirror_replace() - open @spec and make it the new leg of mirror
+ * device @type in place of its failed leg, while the device is in use: a
+ * thread copies every slot holding data to it from the healthy leg; until
+ * the copy is complete the new leg is written (in step with the copy) but
+ * never read. Progress and the end show in uswap_device_print_stats()
+ * (leg state "syncing", resynced_slots).
+ * Return: 0 (the copy runs); -ENOENT (no device @type); -EINVAL (not a
+ * mirror, no failed leg, the new one smaller than the mirror, a plain
+ * one for a mirror of encrypted legs, a bad spec); -EBUSY (a copy under
+ * way); -ENOSPC (replaced 8 times already); with a message in @err.
+ * Thread-safety: any thread; takes the swapon lock.
+ */
+USWAP_API int uswap_mirror_replace(struct uswap *u, int type, const char *spec,
+				   char *err, size_t errlen);
 
 /* ------------------------------------------------------------------------
  * The swap path: folios of 2^order pages out to a device and back
@@ -190,6 +326,29 @@ USWAP_API int uswap_swap_free(struct uswap *u, uswap_entry_t entry, unsigned int
  * Return: 0; -ENOENT (no copy cached); -EINVAL.
  */
 USWAP_API int uswap_cache_drop(struct uswap *u, uswap_entry_t entry, unsigned int order);
+
+/*
+ * uswap_unuse_fn - the slot owner's swapoff callback ("unuse").
+ * Called by uswap_swapoff() for each in-use slot of the device going away,
+ * @entry being that slot. The owner must stop referencing it: read the
+ * data back (uswap_swap_in) and keep it in memory, or write it to another
+ * device (uswap_swap_out) and switch its reference, then drop its
+ * references to @entry (uswap_swap_free). Slots of one folio are offered
+ * one by one; after the owner freed the whole folio the other slots are
+ * no longer in use and are not offered again. A slot held only by its
+ * HAS_CACHE pin (uswap_alloc() or uswap_cache_pin() with no reference
+ * yet: uswap_slot_count() says 0) is offered too, once about 10 ms pass
+ * with nothing freed (the swap path's own writes and frees finish without
+ * the owner); the owner lets go of it with uswap_put_folio(), or finishes
+ * with it and frees it. Returning 0 for a slot the owner does not know
+ * is allowed: the slot is offered again on the next sweep.
+ * Return: 0, or -errno to abort the swapoff (the device is put back).
+ * Context: runs in the swapoff thread, without uswap locks held.
+ */
+typedef int (*uswap_unuse_fn)(void *ctx, uswap_entry_t entry);
+
+/* uswap_progress_fn - swapoff progress: @left slots still in use. */
+typedef void (*uswap_progress_fn)(void *ctx, uint64_t left);
 
 /*
  * uswap_set_unuse() - register the slot owner's swapoff callback (one per

@@ -131,7 +131,7 @@ void agent_status_forget(void);
 /* status.c: remove this process's socket file. */
 void agent_status_stop(void);
 
-/* trace.c: `uswap run --trace`: @u's swap stream into @path as a lab
+/* agent_trace.c: `uswap run --trace`: @u's swap stream into @path as a lab
  * trace. Return: 0, -errno of open(2) (-ENXIO: a FIFO no one reads; the
  * open never blocks), -ENOMEM. */
 int agent_trace_start(struct uswap *u, const char *path);

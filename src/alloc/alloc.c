@@ -10,15 +10,15 @@
  * (never a walk of the whole frag list), then for order 0 only, slots
  * stolen from other orders' clusters.
  *
- * Each step has a "before" switch for the lab (policy.h): free before
+ * Each step has a "before" switch for the lab (alloc_policy.h): free before
  * nonfull, the whole frag list, a device lock around everything with a
  * per-CPU slot cache, one cluster cursor per CPU across devices, and
  * synchronous discard of everything on an order-0 failure.
  *
  * Lock order: per-CPU lock -> ci->lock -> si->lock (see types.h).
  */
-#include "alloc/alloc.h"
-#include "alloc/policy.h"
+#include "alloc/alloc_internal.h"
+#include "alloc/alloc_policy.h"
 #include "util/percpu.h"
 #include "util/rcu.h"
 
@@ -238,7 +238,7 @@ static __cold uint32_t alloc_slow(struct alloc_ctx *ctx, struct swap_device *si,
 }
 
 /* ------------------------------------------------------------------
- * PERCPU_GLOBAL and LOCKING_DEVICE (policy.h): the long way round
+ * PERCPU_GLOBAL and LOCKING_DEVICE (alloc_policy.h): the long way round
  * ------------------------------------------------------------------ */
 
 /* PERCPU_GLOBAL: this CPU leaves its cluster of @order (on whatever

@@ -7,8 +7,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
-#include "alloc/alloc.h"
-#include "alloc/policy.h"
+#include "alloc/alloc_internal.h"
+#include "alloc/alloc_policy.h"
 
 struct checker {
 	struct swap_device *si;

@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "alloc/alloc.h"
+#include "alloc/alloc_internal.h"
 
 static inline struct swap_cluster_info *ci_at(struct swap_device *si, uint32_t idx)
 {

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "alloc/alloc.h"
-#include "alloc/policy.h"
+#include "alloc/alloc_internal.h"
+#include "alloc/alloc_policy.h"
 #include "util/rcu.h"
 
 /* A cluster's count reached CLUSTER_SLOTS (swap_usage_add()'s role). The

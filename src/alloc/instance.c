@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/sysinfo.h>
 
-#include "alloc/alloc.h"
-#include "alloc/policy.h"
+#include "alloc/alloc_internal.h"
+#include "alloc/alloc_policy.h"
 #include "util/rcu.h"
 
 /* The per-policy state: global device lists, per-CPU slot caches. */

@@ -12,7 +12,7 @@
  * by space when orders are mixed. swapon and swapoff build a new ring set and publish it with RCU;
  * a full device stays in its ring and is skipped (DEVICE_FULL).
  *
- * The "before" of seeds 4 and 5 lives here too (policy.h, GLOBAL_ROTATE
+ * The "before" of seeds 4 and 5 lives here too (alloc_policy.h, GLOBAL_ROTATE
  * and LEGACY_PRIO): one list of the devices with free slots, by priority,
  * under one global lock, and every device choice requeues the chosen
  * device behind its equal-priority peers, the kernel's swap_avail_head
@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc/alloc.h"
-#include "alloc/policy.h"
+#include "alloc/alloc_internal.h"
+#include "alloc/alloc_policy.h"
 #include "util/rcu.h"
 
 void ring_set_free(struct ring_set *rs)

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "alloc/alloc.h"
+#include "alloc/alloc_internal.h"
 #include "util/percpu.h"
 
 struct pcpu_stats *this_cpu_stats(struct uswap *u)

@@ -11,7 +11,7 @@
  */
 #include <stdlib.h>
 
-#include "alloc/alloc.h"
+#include "alloc/alloc_internal.h"
 #include "util/rcu.h"
 
 unsigned int slot_count(const struct swap_cluster_info *ci, uint8_t b,
@@ -67,6 +67,37 @@ int slot_set_count(struct swap_device *si, struct swap_cluster_info *ci,
 	if (was_continued && !cluster_has_continued(si->swap_map + off - ci_off))
 		cluster_ext_free(ci);
 	return 0;
+}
+
+/*
+ * slots_commit_locked() - the swap path's commit of a written folio: each
+ * slot of [off, off + nr) gets its owner's first reference and, unless
+ * @keep_cache (a clean copy stays in the swap cache), loses the HAS_CACHE
+ * pin the allocation gave it. The slots stay in use either way.
+ * Context: ci->lock held; every slot pinned with a count of 0.
+ */
+void slots_commit_locked(struct swap_device *si, struct swap_cluster_info *ci,
+			 uint32_t off, unsigned int nr, bool keep_cache)
+{
+	lock_assert_held(&ci->lock);
+	for (uint32_t i = off; i < off + nr; i++) {
+		slot_set_count(si, ci, i, 1); /* 0 -> 1 never allocates */
+		if (!keep_cache)
+			si->swap_map[i] &= (uint8_t)~MAP_HAS_CACHE;
+	}
+}
+
+/*
+ * slot_pin_cache_locked() - set the HAS_CACHE pin of slot @off (kept if
+ * already set), so that a slot whose last reference just went stays
+ * allocated until the swap path has made its device forget the data.
+ * Context: ci->lock held.
+ */
+void slot_pin_cache_locked(struct swap_device *si, struct swap_cluster_info *ci,
+			   uint32_t off)
+{
+	lock_assert_held(&ci->lock);
+	si->swap_map[off] |= MAP_HAS_CACHE;
 }
 
 
@@ -152,7 +183,7 @@ static __cold void trace_freed(struct swap_device *si, uint32_t off, unsigned in
 	}
 }
 
-/* put_entries() under LOCKING_DEVICE (policy.h): the free takes the
+/* put_entries() under LOCKING_DEVICE (alloc_policy.h): the free takes the
  * device lock before the cluster lock, as 6.12's frees went through
  * si->lock (one at a time here, not in return-cache batches). */
 static __cold int put_entries_device_locked(struct uswap *u, uswap_entry_t entry,

@@ -31,7 +31,7 @@
  * Lock order (written once, here): per-CPU lock -> ci->lock -> si->lock.
  * Isolation takes si->lock first and only trylocks cluster locks. The
  * instance's swapon_lock is outermost and is never taken by allocation.
- * Policies (policy.h) add two locks: si->alloc_lock (LOCKING_DEVICE) goes
+ * Policies (alloc_policy.h) add two locks: si->alloc_lock (LOCKING_DEVICE) goes
  * between the per-CPU lock and ci->lock; u->avail_lock (GLOBAL_ROTATE,
  * LEGACY_PRIO) is taken with no lock but the per-CPU one to pick a device,
  * and under ci->lock when a device fills or stops being full, so nothing
@@ -44,7 +44,13 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include <uswap/uswap.h>
+#include <uswap/alloc.h>
+#include <uswap/lab.h>
+#include <uswap/slots.h>
+/* The swap layer's types the allocator keeps for it (struct uswap's unuse
+ * callback, the swapon arguments device_swapon() takes): docs/design.md,
+ * "Who owns per-slot and per-cluster storage". */
+#include <uswap/swap.h>
 
 #include "util/compiler.h"
 #include "util/lock.h"
@@ -225,6 +231,20 @@ struct pcpu_global_cursor {
 struct slot_cache {
 	unsigned int head, nr;
 	uswap_entry_t slots[USWAP_SLOT_CACHE_SLOTS];
+};
+
+/* One CPU's block of the allocator's counters: the public list
+ * (USWAP_STATS_COUNTERS in <uswap/alloc.h>) yields struct uswap_stats,
+ * this block and the sum in uswap_stats_get(). Bumped by the CPU's own
+ * threads without a lock (util/stat.h), summed by readers while they run. */
+struct pcpu_stats {
+	stat_t swpout[USWAP_NR_ORDERS];
+	stat_t swpout_fallback[USWAP_NR_ORDERS];
+#define X(name, description) stat_t name;
+	USWAP_STATS_COUNTERS(X)
+	USWAP_STATS_COUNTERS_V2(X)
+#undef X
+	struct lock_stat locks[USWAP_LOCK_MAX];
 };
 
 struct uswap_pcpu {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev/dev.h"
+#include "dev/dev_internal.h"
 
 int backend_check_io(const struct backend *b, uint64_t slot, unsigned int order)
 {

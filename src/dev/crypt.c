@@ -40,7 +40,7 @@
 
 #include <sodium.h>
 
-#include "dev/dev.h"
+#include "dev/dev_internal.h"
 
 #define KEY_BYTES   32
 #define TAG_BYTES   16

@@ -32,7 +32,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dev/dev.h"
+#include "dev/dev_internal.h"
 #include "dev/faulty.h"
 
 struct slot_list {

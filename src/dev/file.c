@@ -67,7 +67,7 @@
 
 #include <liburing.h>
 
-#include "dev/dev.h"
+#include "dev/dev_internal.h"
 #include "dev/file.h"
 #include "util/tsan.h"
 

@@ -13,7 +13,7 @@
  * small for uswap".
  */
 #include "dev/header.h"
-#include "dev/dev.h"
+#include "dev/dev_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

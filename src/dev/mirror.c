@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev/dev.h"
+#include "dev/dev_internal.h"
 
 #define MIRROR_CHUNK       512u /* slots copied at once; a folio never spans two */
 #define MIRROR_LOCKS       64u  /* chunk locks, by chunk index modulo */

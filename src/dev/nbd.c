@@ -75,7 +75,7 @@
 
 #include <libnbd.h>
 
-#include "dev/dev.h"
+#include "dev/dev_internal.h"
 #include "dev/spec.h"
 #include "dev/nbd_addr.h"
 

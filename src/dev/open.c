@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev/dev.h"
+#include "dev/dev_internal.h"
 #include "dev/spec.h"
 #include "dev/header.h"
 

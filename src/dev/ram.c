@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "dev/dev.h"
+#include "dev/dev_internal.h"
 
 struct ram_backend {
 	struct backend b;        /* first: struct backend * casts to this */

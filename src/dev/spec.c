@@ -12,7 +12,7 @@
  * The grammar and the limits are in spec.h.
  */
 #include "dev/spec.h"
-#include "dev/dev.h"
+#include "dev/dev_internal.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -43,7 +43,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
-#include "dev/dev.h"
+#include "dev/dev_internal.h"
 #include "dev/zpool.h"
 #include "dev/zram.h"
 #include "dev/zram_impl.h"

@@ -14,7 +14,7 @@
 #include <lz4.h>
 #include <zstd.h>
 
-#include "dev/dev.h"
+#include "dev/dev_internal.h"
 #include "dev/zpool.h"
 #include "dev/zram.h"
 

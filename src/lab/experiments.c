@@ -14,7 +14,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "lab/lab.h"
+#include "lab/lab_internal.h"
 
 /* ------------------------------------------------------------------------
  * Metrics

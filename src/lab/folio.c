@@ -11,6 +11,8 @@
  */
 #include <errno.h>
 
+#include <uswap/slots.h>
+
 #include "lab/workload.h"
 
 

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lab/lab.h"
+#include "lab/lab_internal.h"
 
 bool lab_have_gnuplot(void)
 {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/lab.h"
+#include "lab/lab_internal.h"
 
 #define MAX_VALUES 3
 

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "lab/lab.h"
+#include "lab/lab_internal.h"
 
 /* A change smaller than this is "about equal": run-to-run noise of the
  * timed metrics on this machine is a few percent. */

@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/lab.h"
+#include "lab/lab_internal.h"
 
 uint64_t lab_rand(uint64_t *state)
 {

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/lab.h"
+#include "lab/lab_internal.h"
 
 /* ------------------------------------------------------------------------
  * The cost table

@@ -8,7 +8,7 @@
 #ifndef USWAP_LAB_WORKLOAD_H
 #define USWAP_LAB_WORKLOAD_H
 
-#include "lab/lab.h"
+#include "lab/lab_internal.h"
 
 /* One allocation the lab holds: a whole folio, or one order-0 piece of a
  * folio that was split after -E2BIG. */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "swap/swap.h"
+#include "swap/swap_internal.h"
 
 struct scache_table {
 	struct scache_folio *slot[CLUSTER_SLOTS]; /* NULL: not cached */

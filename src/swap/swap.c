@@ -16,7 +16,7 @@
  */
 #include <string.h>
 
-#include "swap/swap.h"
+#include "swap/swap_internal.h"
 #include "util/rcu.h"
 
 /*
@@ -90,7 +90,7 @@ static int put_refs_keep_pinned(struct swap_device *si, struct swap_cluster_info
 
 		slot_set_count(si, ci, i, count); /* shrinking cannot fail */
 		if (count == 0 && !foreign) {
-			map[i] |= MAP_HAS_CACHE;
+			slot_pin_cache_locked(si, ci, i);
 			released[(i - off) / 64] |= UINT64_C(1) << ((i - off) % 64);
 		}
 	}

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "swap/swap.h"
+#include "swap/swap_internal.h"
 #include "util/rcu.h"
 
 /*

@@ -16,7 +16,7 @@
  */
 #include <stddef.h>
 
-#include "swap/swap.h"
+#include "swap/swap_internal.h"
 #include "util/rcu.h"
 
 #define SWAP_OUT_TRIES 4 /* writes per folio; each after an error lands elsewhere */
@@ -79,18 +79,6 @@ static int out_alloc(struct uswap *u, struct swap_req *r, struct pcpu_stats *st)
 	return 0;
 }
 
-/* After the write: give the caller its reference and, unless a clean copy
- * is kept, drop the cache pin. Context: ci->lock held. */
-static void out_commit(struct swap_device *si, struct swap_cluster_info *ci,
-		       uint32_t off, unsigned int nr, bool keep)
-{
-	for (uint32_t i = off; i < off + nr; i++) {
-		slot_set_count(si, ci, i, 1); /* 0 -> 1 never allocates */
-		if (!keep)
-			si->swap_map[i] &= (uint8_t)~MAP_HAS_CACHE;
-	}
-}
-
 /*
  * out_finish() - the second and last cluster-lock round trip: commit a
  * written folio (the creator's reference to a cached copy goes too), or
@@ -109,7 +97,8 @@ static int out_finish(struct swap_req *r, struct pcpu_stats *st)
 		device_write_failed(r->si);
 	ci_lock(r->ci, st);
 	if (!err) {
-		out_commit(r->si, r->ci, r->off, nr, r->cached);
+		/* the caller's reference; the pin goes unless a copy is kept */
+		slots_commit_locked(r->si, r->ci, r->off, nr, r->cached);
 		if (r->folio)
 			scache_put(r->folio); /* the table holds its own refs */
 		r->folio = NULL;

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc/alloc.h"
-#include "dev/dev.h"
+#include "alloc/alloc_internal.h"
+#include "dev/dev_internal.h"
 #include "dev/zram.h"
-#include "swap/swap.h"
+#include "swap/swap_internal.h"
 
 static void hook_close(void *b)
 {

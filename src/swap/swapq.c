@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "swap/swap.h"
+#include "swap/swap_internal.h"
 #include "util/rcu.h"
 
 #define SWAPQ_MAX_DEPTH 4096

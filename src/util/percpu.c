@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <uswap/uswap.h>
+#include <uswap/thread.h>
 
 #include "util/compiler.h"
 #include "util/lock.h"

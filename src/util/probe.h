@@ -10,7 +10,7 @@
 #ifndef USWAP_UTIL_PROBE_H
 #define USWAP_UTIL_PROBE_H
 
-#include <uswap/uswap.h>
+#include <uswap/thread.h>
 
 #include "util/compiler.h"
 

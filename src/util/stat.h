@@ -2,9 +2,9 @@
 /*
  * stat.h - per-CPU statistics counters.
  *
- * The public list (USWAP_STATS_COUNTERS in <uswap/alloc.h>) yields the
- * public struct, the per-CPU struct here and the sum in uswap_stats_get(),
- * as mimalloc's stats do. A counter is
+ * A layer keeps its counters in per-CPU blocks of stat_t (the allocator's:
+ * struct pcpu_stats, alloc/types.h, made from the public list
+ * USWAP_STATS_COUNTERS, as mimalloc's stats are). A counter is
  * bumped with a relaxed load and store, not an atomic add: it lives in the
  * calling CPU's block, so only two threads sharing a CPU index at the same
  * instant can lose an increment, and the fast path stays free of locked
@@ -15,8 +15,6 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
-
-#include <uswap/uswap.h>
 
 typedef _Atomic uint64_t stat_t;
 
@@ -36,19 +34,10 @@ static inline uint64_t stat_read(const stat_t *s)
 	return atomic_load_explicit((stat_t *)s, memory_order_relaxed);
 }
 
+/* One lock class's counters (spin_lock() bumps them). */
 struct lock_stat {
 	stat_t acquired;
 	stat_t contended;
-};
-
-struct pcpu_stats {
-	stat_t swpout[USWAP_NR_ORDERS];
-	stat_t swpout_fallback[USWAP_NR_ORDERS];
-#define X(name, description) stat_t name;
-	USWAP_STATS_COUNTERS(X)
-	USWAP_STATS_COUNTERS_V2(X)
-#undef X
-	struct lock_stat locks[USWAP_LOCK_MAX];
 };
 
 #endif /* USWAP_UTIL_STAT_H */

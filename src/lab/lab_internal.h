@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lab.h - the lab: each seed thread's before/after, replayed on libuswap
+ * lab_internal.h - the lab: each seed thread's before/after, replayed on libuswap
  * as policy switches (docs/lab.md).
  *
  * Glossary (docs/design.md's terms):
@@ -26,14 +26,15 @@
  *
  * Declarations are grouped by the file that defines them.
  */
-#ifndef USWAP_LAB_LAB_H
-#define USWAP_LAB_LAB_H
+#ifndef USWAP_LAB_LAB_INTERNAL_H
+#define USWAP_LAB_LAB_INTERNAL_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include <uswap/lab.h>
 #include <uswap/uswap.h>
 
 #define LAB_DEFAULT_VCPUS   96   /* the seeds' machines run make -j96 */
@@ -536,4 +537,4 @@ int lab_gnuplot_svg(const char *path, int (*data_fn)(FILE *f, void *ctx),
 		    void (*script_fn)(FILE *g, const char *data, const char *path, void *ctx),
 		    void *ctx);
 
-#endif /* USWAP_LAB_LAB_H */
+#endif /* USWAP_LAB_LAB_INTERNAL_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * status.c - `uswap status [PID]`: the live state of running `uswap run`
+ * status_cmd.c - `uswap status [PID]`: the live state of running `uswap run`
  * programs, read from their status sockets (<uswap/status.h>), as
  * util-linux shows the kernel's: the device table with swapon --show's
  * columns (NAME TYPE SIZE USED PRIO), zramctl's for zram devices (NAME

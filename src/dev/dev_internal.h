@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dev.h - helpers shared by the backends of src/dev/ (not part of the
+ * dev_internal.h - helpers shared by the backends of src/dev/ (not part of the
  * backend interface itself, which is backend.h). Grouped by defining file.
  */
-#ifndef USWAP_DEV_DEV_H
-#define USWAP_DEV_DEV_H
+#ifndef USWAP_DEV_DEV_INTERNAL_H
+#define USWAP_DEV_DEV_INTERNAL_H
 
 #include <stdarg.h>
 
@@ -70,4 +70,4 @@ bool page_same_filled(const void *page, uint64_t *word);
 /* page_fill_word() - write @word into every 8-byte word of @page. */
 void page_fill_word(void *page, uint64_t word);
 
-#endif /* USWAP_DEV_DEV_H */
+#endif /* USWAP_DEV_DEV_INTERNAL_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * plot.c - the time series `uswap run --plot` and `uswap stress --plot`
+ * plot_cmd.c - the time series `uswap run --plot` and `uswap stress --plot`
  * draw: resident memory against its limit, each device's use, and the
  * swap-out and swap-in rates, three panels of one SVG, by gnuplot (the
  * lab's plumbing, lab_gnuplot_svg()). The callers sample; this file keeps
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "lab/lab.h"
+#include "lab/lab_internal.h"
 
 int cli_plot_open(const char *cmd, const char *path, bool *made)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * policy.h - the lab's allocator switches (struct uswap_policy, docs/lab.md):
+ * alloc_policy.h - the lab's allocator switches (struct uswap_policy, docs/lab.md):
  * each seed thread's "before" behaviour, chosen at uswap_create() and fixed
  * for the instance. The zero value of every switch is uswap's own design
  * (the "after"), and the default path tests the policy only where a

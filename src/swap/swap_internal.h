@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * swap.h - the swap path's internals: the swap cache kept per cluster
- * (cache.c) and helpers shared by swap.c and unuse.c.
+ * swap_internal.h - the swap path's internals: the swap cache kept per cluster
+ * (cache.c) and helpers shared by swap.c and swap_unuse.c.
  *
  * The swap cache maps a slot to an in-memory copy of its folio while the
  * folio is being written, and afterwards for clean copies kept on purpose.
@@ -10,10 +10,10 @@
  * lookup never takes a device-wide lock. A cached slot always holds the
  * HAS_CACHE pin in the swap_map, so the slot cannot be freed under it.
  */
-#ifndef USWAP_SWAP_SWAP_H
-#define USWAP_SWAP_SWAP_H
+#ifndef USWAP_SWAP_SWAP_INTERNAL_H
+#define USWAP_SWAP_SWAP_INTERNAL_H
 
-#include "alloc/alloc.h"
+#include "alloc/alloc_internal.h"
 #include "dev/backend.h"
 
 /* A folio's data in the cache. Shared by the table entries of its slots
@@ -121,4 +121,4 @@ static inline struct backend *device_backend(struct swap_device *si)
 	return si->backend;
 }
 
-#endif /* USWAP_SWAP_SWAP_H */
+#endif /* USWAP_SWAP_SWAP_INTERNAL_H */

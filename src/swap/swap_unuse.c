@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * unuse.c - swapoff: of an empty device at once; of a busy one by handing
+ * swap_unuse.c - swapoff: of an empty device at once; of a busy one by handing
  * every slot in use to the owner's callback until none is left (the
  * kernel's try_to_unuse(), with the page-table walk replaced by the owner,
  * who alone knows where its entries are).
@@ -14,7 +14,7 @@
  */
 #include <time.h>
 
-#include "swap/swap.h"
+#include "swap/swap_internal.h"
 
 #define UNUSE_PIN_GRACE 10   /* idle passes (~1 ms each) before pins are offered */
 #define UNUSE_IDLE_MAX  5000 /* idle passes before giving up: 5 to 10 s (each

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * swapon.c - `uswap swapon --dry-run SPEC [--json]`: check a device spec
+ * swapon_cmd.c - `uswap swapon --dry-run SPEC [--json]`: check a device spec
  * and, for a file or block device, its mkswap header, and print what
  * swapon would use, or why it would refuse.
  *

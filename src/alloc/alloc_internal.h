@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * alloc.h - functions shared between the files of src/alloc/, grouped by
+ * alloc_internal.h - functions shared between the files of src/alloc/, grouped by
  * the file that defines them, so this header is also a map of the layer.
  */
-#ifndef USWAP_ALLOC_ALLOC_H
-#define USWAP_ALLOC_ALLOC_H
+#ifndef USWAP_ALLOC_ALLOC_INTERNAL_H
+#define USWAP_ALLOC_ALLOC_INTERNAL_H
 
 #include <errno.h>
 
@@ -149,6 +149,10 @@ void cluster_ext_free(struct swap_cluster_info *ci);
 unsigned int slot_count(const struct swap_cluster_info *ci, uint8_t b, uint32_t ci_off);
 int slot_set_count(struct swap_device *si, struct swap_cluster_info *ci,
 		   uint32_t off, unsigned int count);
+void slots_commit_locked(struct swap_device *si, struct swap_cluster_info *ci,
+			 uint32_t off, unsigned int nr, bool keep_cache);
+void slot_pin_cache_locked(struct swap_device *si, struct swap_cluster_info *ci,
+			   uint32_t off);
 struct swap_device *lock_range(struct uswap *u, uswap_entry_t entry,
 			       unsigned int nr, struct pcpu_stats *st,
 			       uint32_t *off, struct swap_cluster_info **ci);
@@ -164,4 +168,4 @@ static inline bool slot_in_use(uint8_t b)
 /* stats.c */
 struct pcpu_stats *this_cpu_stats(struct uswap *u);
 
-#endif /* USWAP_ALLOC_ALLOC_H */
+#endif /* USWAP_ALLOC_ALLOC_INTERNAL_H */

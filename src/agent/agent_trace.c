@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * trace.c - `uswap run --trace FILE`: the swap stream of the program as
+ * agent_trace.c - `uswap run --trace FILE`: the swap stream of the program as
  * a lab trace (version 1, docs/lab.md "Traces"), for `uswap lab replay`.
  *
  * The instance's tracer (uswap_set_tracer()) hears of every allocation
@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <uswap/lab.h>
 #include <uswap/uswap.h>
 
 #include "agent/agent.h"
