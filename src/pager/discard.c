@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "pager/pager.h"
+#include "pager/pager_internal.h"
 
 #define DISCARD_RUN 64 /* folios claimed and unmapped together */
 

@@ -19,7 +19,7 @@
 #include <sched.h>
 #include <string.h>
 
-#include "pager/pager.h"
+#include "pager/pager_internal.h"
 
 uint32_t folio_wait_idle(_Atomic uint32_t *state)
 {

@@ -12,7 +12,7 @@
  */
 #include <errno.h>
 
-#include "pager/pager.h"
+#include "pager/pager_internal.h"
 
 static uint64_t rmap_owner(const struct pager_region *r, size_t page)
 {

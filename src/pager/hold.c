@@ -14,7 +14,7 @@
  */
 #include <errno.h>
 
-#include "pager/pager.h"
+#include "pager/pager_internal.h"
 
 /* Bring one SWAPPED folio we own (MOVING) in; a read error poisons it as
  * a fault would. Context: unuse_lock held (the buffer). */

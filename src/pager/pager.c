@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pager/pager.h"
+#include "pager/pager_internal.h"
 
 #define MAX_HANDLERS     64
 #define HANDLER_MSGS     4    /* messages read at once */

@@ -54,7 +54,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "pager/pager.h"
+#include "pager/pager_internal.h"
 
 #define RECLAIM_MAX_BATCH 1024         /* folios picked per pass */
 #define CHARGE_STALL_NS   (2000000000ull) /* no progress this long: over limit */

@@ -22,7 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "pager/pager.h"
+#include "pager/pager_internal.h"
 
 struct pager_region *region_find(struct uswap_pager *p, uintptr_t addr)
 {

@@ -36,7 +36,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 
-#include "pager/pager.h"
+#include "pager/pager_internal.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */

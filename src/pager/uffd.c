@@ -20,7 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "pager/pager.h"
+#include "pager/pager_internal.h"
 
 /* include/uapi/linux/userfaultfd.h, Linux 6.6 and 6.8 */
 #ifndef UFFD_FEATURE_POISON

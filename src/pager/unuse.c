@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "pager/pager.h"
+#include "pager/pager_internal.h"
 
 #define UNUSE_MISS_LIMIT 20000 /* x 100 us: the slot is nobody's */
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pager.h - the pager's internals: regions of anonymous memory registered
- * with userfaultfd, the resident limit, the clock and the fault handlers.
+ * pager_internal.h - the pager's internals: regions of anonymous memory
+ * registered with userfaultfd, the resident limit, the clock and the
+ * fault handlers. (The public API is <uswap/pager.h>.)
  *
  * Glossary (docs/design.md terms):
  *  folio     2^order pages of a region, aligned to their size: the unit
@@ -58,8 +59,8 @@
  * holding anything else than p->lock (read): owners never wait for a
  * handler, so this cannot deadlock.
  */
-#ifndef USWAP_PAGER_PAGER_H
-#define USWAP_PAGER_PAGER_H
+#ifndef USWAP_PAGER_PAGER_INTERNAL_H
+#define USWAP_PAGER_PAGER_INTERNAL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -419,4 +420,4 @@ void rmap_free(struct uswap_pager *p);
 uint64_t pager_now_ns(void);
 void pager_record_latency(struct pager_handler *h, uint64_t ns);
 
-#endif /* USWAP_PAGER_PAGER_H */
+#endif /* USWAP_PAGER_PAGER_INTERNAL_H */
