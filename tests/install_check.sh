@@ -58,6 +58,24 @@ for page in man1/uswap.1 man1/uswap-run.1 man1/uswap-swapon.1 man1/uswap-status.
 	    man3/uswap_pager_create.3 man5/uswap-spec.5; do
 	[ -e "$(find "$dest" -path "*/man/$page" | head -n1)" ] || fail "$page not installed"
 done
+# `man 3 NAME` works for every function the library exports: its own page
+# or a .so link to the page that documents it.
+mandir=$(dirname "$(dirname "$(find "$dest" -path '*/man/man3/uswap.3' | head -n1)")")
+lib=$(find "$dest" -name 'libuswap.so' | head -n1)
+if command -v readelf > /dev/null; then
+	n=0
+	for sym in $(readelf -W --dyn-syms "$lib" | awk '$4 == "FUNC" && $7 != "UND" { sub(/@.*/, "", $8); print $8 }' |
+			grep '^uswap_' | sort -u); do
+		[ -e "$mandir/man3/$sym.3" ] || fail "man 3 $sym: no page installed"
+		if command -v man > /dev/null; then
+			MANWIDTH=80 man -M "$mandir" 3 "$sym" 2> /dev/null | grep -q "$sym" ||
+				fail "man 3 $sym does not show $sym"
+		fi
+		n=$((n + 1))
+	done
+	[ $n -ge 50 ] || fail "only $n exported functions found in $lib"
+	echo "# man 3 finds each of the $n exported functions"
+fi
 
 # The installed uswap loads only the installed agent: one planted where a
 # source tree would have it ($prefix/src/agent, group-writable on Debian)
