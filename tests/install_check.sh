@@ -148,6 +148,11 @@ int main(void)
 }
 C
 export PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_PATH="$(dirname "$pc")"
+# The shared build needs no other library's .pc (no -dev package of
+# liblz4, libnbd ...): the public headers include none of them.
+PKG_CONFIG_LIBDIR="$(dirname "$pc")" pkg-config --cflags --libs uswap > /dev/null 2>&1 ||
+	fail "pkg-config --cflags --libs uswap needs other packages' .pc files: $(
+		PKG_CONFIG_LIBDIR="$(dirname "$pc")" pkg-config --cflags --libs uswap 2>&1)"
 # shellcheck disable=SC2046
 cc -o "$dest/hello-shared" "$dest/hello.c" $(pkg-config --cflags --libs uswap) ||
 	fail "build against the installed shared library"

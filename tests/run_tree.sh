@@ -10,7 +10,8 @@
 # JSON's tree.anon_rss_peak_bytes must count both halves at once (and not
 # much more: nothing twice),
 # processes_peak at least the two, unmanaged_anon_bytes_min most of it,
-# and --stats must say so. python3 reads the JSON.
+# and --stats must say so. --json - writes the JSON on standard output
+# after CMD's own. python3 reads the JSON.
 # Skips (77) where `uswap run` cannot work here (see run_lib.sh).
 #
 # Usage: run_tree.sh USWAP RUN_HELPER
@@ -45,4 +46,16 @@ echo "# tree: peak $1 MiB anonymous, $2 processes, at least $3 MiB unmanaged, $4
 [ "$3" -ge 64 ] || fail "only $3 MiB said to be unmanaged of 96 MiB no pager held"
 grep -q "^  tree .*MiB anonymous RSS at its peak" "$dir/err" || fail "--stats has no tree line: $(cat "$dir/err")"
 grep -q "^  unmanaged .*MiB at least" "$dir/err" || fail "--stats has no unmanaged line: $(cat "$dir/err")"
-echo "ok: the tree's anonymous memory, a daemonized grandchild's included, is reported"
+
+# --json -: the JSON goes to standard output after CMD's own output, which
+# stays (a regular file there is not emptied), and no file named - is made.
+(cd "$dir" && "$uswap" run --limit 16M --json - -- echo hello > "$dir/stdout" 2> "$dir/err2") ||
+	fail "--json -: exit status $?: $(cat "$dir/err2")"
+[ ! -e "$dir/-" ] || fail "--json - wrote a file named -"
+python3 -c '
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert lines[0] == "hello", lines
+assert json.loads(lines[1])["exit_status"] == 0, lines' "$dir/stdout" ||
+	fail "--json -: standard output is $(cat "$dir/stdout")"
+echo "ok: the tree's anonymous memory, a daemonized grandchild's included, is reported; --json - writes to standard output"

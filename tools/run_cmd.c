@@ -58,7 +58,8 @@ static const char usage_text[] =
 "                      (default 8G); allocations past it are served\n"
 "                      unswapped\n"
 "  --stats             print the swap statistics when CMD exits\n"
-"  --json FILE         write them to FILE as one JSON object\n"
+"  --json FILE         write them to FILE as one JSON object (- for\n"
+"                      standard output, after CMD's own)\n"
 "  --trace FILE        record the swap stream of CMD (the process started,\n"
 "                      not its children) as a lab trace for 'uswap lab\n"
 "                      replay FILE --arm POLICY --arm POLICY'\n"
@@ -539,8 +540,14 @@ int cmd_run(int argc, char **argv)
 					 "sanitizer)", agent_buf);
 	if ((rc = check_devices(&o)) || (rc = check_userfaultfd()))
 		return rc;
-	if (o.json && (rc = check_output("--json", o.json, 0, &json_fd)))
+	if (o.json && !strcmp(o.json, "-")) {
+		json_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3); /* never emptied */
+		if (json_fd < 0)
+			return cli_usage_error(CMD, "--json -: standard output: %s",
+					       strerror(errno));
+	} else if (o.json && (rc = check_output("--json", o.json, 0, &json_fd))) {
 		return rc; /* it must be writable before CMD starts */
+	}
 	if (o.plot) { /* likewise */
 		bool made;
 

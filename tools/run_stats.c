@@ -305,7 +305,8 @@ static void print_stats(json_object *sum, int status)
 /* Write @sum into @fd, the --json FILE @path that `uswap run` opened (and
  * kept open) before CMD started: a FIFO's reader gets it, or its end is
  * an error, never a wait for a reader that is gone. A regular file is
- * emptied first (it was opened without O_TRUNC). */
+ * emptied first (it was opened without O_TRUNC), but not standard output
+ * ("-"), which holds CMD's output before it. */
 static int write_json(const char *path, int fd, json_object *sum)
 {
 	struct stat st;
@@ -314,7 +315,7 @@ static int write_json(const char *path, int fd, json_object *sum)
 
 	if (flags >= 0)
 		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	if (strcmp(path, "-") && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET) < 0))
 		return cli_runtime_error(CMD, "--json %s: %s", path, strerror(errno));
 	f = fdopen(dup(fd), "w");
