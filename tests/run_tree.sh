@@ -16,7 +16,7 @@
 #
 # Usage: run_tree.sh USWAP RUN_HELPER
 set -u
-uswap=$1
+uswap=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") # absolute: one run is in $dir
 helper=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/uswap-tree-test.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT INT TERM
