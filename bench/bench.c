@@ -27,6 +27,7 @@ static const struct benchmark benchmarks[] = {
 	{ "usemem", cmd_bench_usemem, "vm-scalability's usemem on the userfaultfd pager" },
 	{ "fault", cmd_bench_fault, "the pager's fault round trip (swap-in latency)" },
 	{ "lock", cmd_bench_lock, "lock and cache-line costs (the lab's cost table)" },
+	{ "uffd", cmd_bench_uffd, "a fault served by a thread against another process" },
 	{ NULL, NULL, NULL },
 };
 

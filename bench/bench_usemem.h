@@ -134,6 +134,9 @@ struct usemem_result {
 int cmd_bench_usemem(int argc, char **argv);
 /* `uswap bench fault` (bench_fault.c): the pager's fault round trip. */
 int cmd_bench_fault(int argc, char **argv);
+/* `uswap bench uffd` (bench_uffd.c): a fault served in-process against
+ * across processes, with no swap path (the issue 23 design question). */
+int cmd_bench_uffd(int argc, char **argv);
 
 /* Load FILE as page contents (the file repeated past its length + one
  * page); errors are printed as `uswap CMD: ...`. Return: 0 or an exit
