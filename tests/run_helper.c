@@ -18,6 +18,9 @@
  *           zero): nothing of it is left on swap at exit (run_cli.sh)
  *   realloc one block grown by realloc 1 MiB at a time to SIZE MiB (past
  *           a small --heap: the allocation must fall back, not fail)
+ *   forkers 4 forked children, each with SIZE/4 MiB of malloc'd memory
+ *           written, held until all four have written theirs, then
+ *           checked: the tree's limit must hold them together
  *   tree    SIZE/2 MiB mapped by the raw mmap system call (the agent never
  *           sees it) in this process and as much in a daemonized
  *           grandchild (its parent exits at once), both held together
@@ -330,12 +333,53 @@ static int mode_tree(size_t n)
 	return 0;
 }
 
+/* One of mode_forkers' children: write, tell the parent, wait for the
+ * word, check. */
+static int forker(size_t n, unsigned int salt, int up, int down)
+{
+	unsigned char *p = malloc(n);
+	char c = 'w';
+
+	if (!p)
+		return 1;
+	fill(p, n, salt);
+	if (write(up, &c, 1) != 1 || read(down, &c, 1) != 1)
+		return 1;
+	return verify(p, n, salt, "forker") ? 1 : 0;
+}
+
+static int mode_forkers(size_t n)
+{
+	int up[2], down[2], status, bad = 0;
+	pid_t pid[4];
+	char c;
+
+	CHECK(pipe(up) == 0 && pipe(down) == 0);
+	for (unsigned int i = 0; i < 4; i++) {
+		pid[i] = fork();
+		CHECK(pid[i] >= 0);
+		if (pid[i] == 0)
+			_exit(forker(n / 4, 30 + i, up[1], down[0]));
+	}
+	for (unsigned int i = 0; i < 4; i++)
+		CHECK(read(up[0], &c, 1) == 1);
+	usleep(300 * 1000); /* samples with all four held */
+	CHECK(write(down[1], "gggg", 4) == 4);
+	for (unsigned int i = 0; i < 4; i++) {
+		CHECK(waitpid(pid[i], &status, 0) == pid[i]);
+		bad |= !WIFEXITED(status) || WEXITSTATUS(status);
+	}
+	CHECK(!bad);
+	printf("forkers: ok\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	size_t n;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: run_helper alloc|fork|syscall|threads|mmap|realloc|discard|tree "
+		fprintf(stderr, "usage: run_helper alloc|fork|syscall|threads|mmap|realloc|discard|tree|forkers "
 			"SIZE_MIB\n");
 		return 2;
 	}
@@ -356,5 +400,7 @@ int main(int argc, char **argv)
 		return mode_discard(n);
 	if (!strcmp(argv[1], "tree"))
 		return mode_tree(n);
+	if (!strcmp(argv[1], "forkers"))
+		return mode_forkers(n);
 	return 2;
 }

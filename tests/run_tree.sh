@@ -10,8 +10,10 @@
 # JSON's tree.anon_rss_peak_bytes must count both halves at once (and not
 # much more: nothing twice),
 # processes_peak at least the two, unmanaged_anon_bytes_min most of it,
-# and --stats must say so. --json - writes the JSON on standard output
-# after CMD's own. python3 reads the JSON.
+# and --stats must say so. The limit is the tree's: four forked children
+# with 48 MiB each under --limit 32M stay within it together. --json -
+# writes the JSON on standard output after CMD's own. python3 reads the
+# JSON.
 # Skips (77) where `uswap run` cannot work here (see run_lib.sh).
 #
 # Usage: run_tree.sh USWAP RUN_HELPER
@@ -46,6 +48,29 @@ echo "# tree: peak $1 MiB anonymous, $2 processes, at least $3 MiB unmanaged, $4
 [ "$3" -ge 64 ] || fail "only $3 MiB said to be unmanaged of 96 MiB no pager held"
 grep -q "^  tree .*MiB anonymous RSS at its peak" "$dir/err" || fail "--stats has no tree line: $(cat "$dir/err")"
 grep -q "^  unmanaged .*MiB at least" "$dir/err" || fail "--stats has no unmanaged line: $(cat "$dir/err")"
+
+# The limit is the tree's: four forked children with 48 MiB of malloc'd
+# memory each, held together, under --limit 32M. Each process had 32 MiB
+# of its own before (tree peak over 130 MiB); now the group's resident
+# peak stays at the limit, and the tree's anonymous RSS within it plus
+# the five agents' own memory.
+"$uswap" run --limit 32M --stats --json "$dir/f.json" -- "$helper" forkers 192 \
+	> "$dir/fout" 2> "$dir/ferr"
+rc=$?
+[ $rc = 0 ] || { cat "$dir/fout" "$dir/ferr"; fail "forkers: exit status $rc"; }
+grep -q "^forkers: ok" "$dir/fout" || fail "forkers: $(cat "$dir/fout")"
+set -- $(python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+g = j["group"]
+print(g["resident_peak_bytes"] >> 20, g["limit_bytes"] >> 20, g["members"],
+      j["tree"]["anon_rss_peak_bytes"] >> 20)' "$dir/f.json") || fail "forkers: no group in the JSON: $(cat "$dir/f.json")"
+echo "# forkers: group resident peak $1 MiB of $2, $3 members, tree anonymous RSS peak $4 MiB"
+[ "$2" = 32 ] || fail "the group's limit is $2 MiB, not --limit's 32"
+[ "$3" -ge 5 ] || fail "$3 pagers joined the group: CMD and its 4 children should have"
+[ "$1" -le 33 ] || fail "the tree held $1 MiB resident under a 32 MiB limit"
+[ "$4" -le 72 ] || fail "the tree's anonymous RSS peaked at $4 MiB under a 32 MiB limit"
+grep -q "^  resident peak .* limit (the tree's" "$dir/ferr" || fail "--stats: $(grep resident "$dir/ferr")"
 
 # --json -: the JSON goes to standard output after CMD's own output, which
 # stays (a regular file there is not emptied), and no file named - is made.

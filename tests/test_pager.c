@@ -1471,6 +1471,144 @@ static void test_pager_adopt_keeps_contents_and_evicts_to_limit(void **state)
 	t_eq_u64(total_inuse(), 0);
 }
 
+/* ------------------------------------------------------------------------
+ * quick: charge groups (one limit for several pagers and processes)
+ * ---------------------------------------------------------------------- */
+
+static struct uswap_pager_group_stats gstats(void *g)
+{
+	struct uswap_pager_group_stats st;
+
+	t_eq(uswap_pager_group_stats(g, &st), 0);
+	return st;
+}
+
+static void write_pages(uint64_t *base, size_t pages, uint64_t gen)
+{
+	for (size_t i = 0; i < pages; i++)
+		page_fill(base + i * WORDS, i, gen);
+}
+
+static size_t bad_pages(const uint64_t *base, size_t pages, uint64_t gen)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < pages; i++)
+		bad += page_check(base + i * WORDS, i, gen) != NULL;
+	return bad;
+}
+
+/* Two pagers share a 4 MiB group: the first fills it, the second then
+ * needs room it does not hold itself, and gets it from the first one's
+ * kswapd (the bigger member gives first); the group stays at its limit
+ * and both keep every byte. */
+static void test_pager_group_limit_is_shared_and_pressure_moves_room(void **state)
+{
+	const uint64_t limit = 4u << 20;
+	const size_t a_pages = 2 * limit / PAGE, b_pages = limit / PAGE;
+	struct uswap *u2 = t_create(0, 0);
+	struct uswap_pager *pb = NULL;
+	struct uswap_pager_stats sa, sb;
+	uint64_t *a, *b;
+	char err[128];
+	void *g = aligned_alloc(64, USWAP_PAGER_GROUP_BYTES);
+
+	t_true(g != NULL);
+	t_eq(uswap_pager_group_init(g, USWAP_PAGER_GROUP_BYTES, limit), 0);
+	t_eq(uswap_pager_group_init(g, 64, limit), -EINVAL);
+	swapon("zram:64M");
+	t_true(uswap_swapon_spec(u2, "zram:64M", err, sizeof(err)) >= 0);
+	struct uswap_pager_config c = config(limit, 0, 1);
+	c.group = g;
+	pager_start(&c);
+	a = region(a_pages * PAGE);
+	write_pages(a, a_pages, 1);
+	t_true(gstats(g).resident_bytes <= limit);
+	t_eq(uswap_pager_create(u2, &c, &pb), 0);
+	t_eq(gstats(g).members_now, 2);
+	t_eq(uswap_region_create(pb, b_pages * PAGE, (void **)&b), 0);
+	/* A holds the room: B's faults must make A give it. Each pass of B
+	 * faults again where B evicted itself meanwhile; A's kswapd answers
+	 * within a poll or two. */
+	uint64_t gen = 2;
+
+	for (int pass = 0; pass < 50; pass++, gen++) {
+		write_pages(b, b_pages, gen);
+		if (pstats().resident_bytes < limit * 3 / 4)
+			break;
+	}
+	sa = pstats();
+	sb = (struct uswap_pager_stats){ .size = sizeof(sb) };
+	t_eq(uswap_pager_stats_get(pb, &sb), 0);
+	print_message("group: A %llu KiB, B %llu KiB resident; peak %llu KiB of %llu; "
+		      "pressure %llu, over the limit %llu\n",
+		      (unsigned long long)sa.resident_bytes >> 10,
+		      (unsigned long long)sb.resident_bytes >> 10,
+		      (unsigned long long)gstats(g).resident_peak_bytes >> 10,
+		      (unsigned long long)limit >> 10, (unsigned long long)gstats(g).pressure,
+		      (unsigned long long)gstats(g).over_limit);
+	t_true(sb.resident_bytes > limit / 4);     /* B got room ... */
+	t_true(sa.resident_bytes < limit * 3 / 4); /* ... from A, which held it */
+	t_true(sa.resident_bytes + sb.resident_bytes <= limit);
+	t_eq(gstats(g).resident_bytes, sa.resident_bytes + sb.resident_bytes);
+	t_eq(gstats(g).over_limit, 0);
+	t_eq_u64(bad_pages(a, a_pages, 1), 0);
+	t_eq_u64(bad_pages(b, b_pages, gen), 0);
+	uswap_pager_destroy(pb); /* leaves the group: its charge goes too */
+	uswap_destroy(u2);
+	t_eq(gstats(g).members_now, 1);
+	t_eq(gstats(g).resident_bytes, pstats().resident_bytes);
+	uswap_pager_destroy(pg);
+	pg = NULL;
+	t_eq(gstats(g).resident_bytes, 0);
+	free(g);
+}
+
+/* A member process that ends without destroying its pager (exit, kill -9)
+ * leaves its charge in the group until a reap takes it off. */
+static void test_pager_group_reap_takes_a_dead_members_charge(void **state)
+{
+#if defined(__SANITIZE_THREAD__)
+	t_skip("ThreadSanitizer kills a threaded program's child that starts threads");
+#endif
+	const uint64_t limit = 4u << 20;
+	void *g = mmap(NULL, USWAP_PAGER_GROUP_BYTES, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int status;
+	pid_t pid;
+
+	t_true(g != MAP_FAILED);
+	t_eq(uswap_pager_group_init(g, USWAP_PAGER_GROUP_BYTES, limit), 0);
+	t_eq(uswap_pager_group_reap(g), 0);
+	pid = fork();
+	t_true(pid >= 0);
+	if (pid == 0) { /* a member: charge 2 MiB, then end with it held */
+		struct uswap *cu = NULL;
+		struct uswap_pager *cp = NULL;
+		struct uswap_pager_config cc = config(limit, 0, 1);
+		char err[128];
+		char *m;
+
+		cc.group = g;
+		if (uswap_create(NULL, &cu) || uswap_swapon_spec(cu, "zram:16M", err, sizeof(err)) < 0 ||
+		    uswap_pager_create(cu, &cc, &cp) || uswap_region_create(cp, 2u << 20, (void **)&m))
+			_exit(3);
+		memset(m, 1, 2u << 20);
+		_exit(0);
+	}
+	t_eq(waitpid(pid, &status, 0), pid);
+	t_true(WIFEXITED(status));
+	t_eq(WEXITSTATUS(status), 0);
+	t_eq(gstats(g).members_now, 1);
+	t_eq(gstats(g).resident_bytes, 2u << 20); /* still counted */
+	t_eq(uswap_pager_group_reap(g), 1);
+	t_eq(gstats(g).members_now, 0);
+	t_eq(gstats(g).resident_bytes, 0);
+	t_eq(uswap_pager_group_reap(g), 0);
+	t_eq(uswap_pager_group_reap((char *)g + 8), -EINVAL);
+	munmap(g, USWAP_PAGER_GROUP_BYTES);
+}
+
 /* hold: every folio in at once, each read once, and no eviction until
  * release, even with writes over the limit; then back under it. */
 static void test_pager_hold_brings_all_in_and_evicts_nothing(void **state)
@@ -1605,6 +1743,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pager_adopt_keeps_contents_and_evicts_to_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_hold_brings_all_in_and_evicts_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_fork_child_adopts_its_copy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_group_limit_is_shared_and_pressure_moves_room, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_group_reap_takes_a_dead_members_charge, setup, teardown),
 	};
 	const struct CMUnitTest stress[] = {
 		cmocka_unit_test_setup_teardown(test_pager_writers_during_eviction_keep_last_value, setup, teardown),

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -324,7 +325,7 @@ static void forward(int sig, siginfo_t *si, void *uc)
 
 /* The environment the agent reads (agent.h), then exec CMD. */
 static void exec_cmd(const struct run_opts *o, const char *agent, const char *stats,
-		     pid_t parent)
+		     const char *group, pid_t parent)
 {
 	char buf[64], devices[MAX_DEVICES * 4200] = "", preload[8300];
 	const char *old = getenv("LD_PRELOAD");
@@ -343,6 +344,8 @@ static void exec_cmd(const struct run_opts *o, const char *agent, const char *st
 	snprintf(buf, sizeof(buf), "%d", (int)getpid());
 	setenv("USWAP_RUN_ROOT", buf, 1);
 	setenv("USWAP_RUN_STATS", stats, 1);
+	if (*group)
+		setenv("USWAP_RUN_GROUP", group, 1);
 	if (o->trace)
 		setenv("USWAP_RUN_TRACE", o->trace, 1);
 	snprintf(preload, sizeof(preload), "%s%s%s", agent, old && *old ? ":" : "",
@@ -372,7 +375,8 @@ static void exec_cmd(const struct run_opts *o, const char *agent, const char *st
  * our own death, which PR_SET_PDEATHSIG alone cannot do (a CMD that
  * ignores SIGTERM ran on, and the stats file stayed).
  */
-static void guard_main(int rd, int pidfd, double kill_after, const char *stats)
+static void guard_main(int rd, int pidfd, double kill_after, const char *stats,
+		       const char *group)
 {
 	static const int quiet[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
 				     SIGALRM, SIGPIPE };
@@ -393,13 +397,16 @@ static void guard_main(int rd, int pidfd, double kill_after, const char *stats)
 	if (poll(&pfd, 1, (int)(kill_after * 1000)) == 0)
 		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
 	unlink(stats);
+	if (*group)
+		shm_unlink(group);
 	_exit(0);
 }
 
 /* Start the guard for CMD (@child). Return: the pipe's write end, which
  * uswap run keeps (close-on-exec) until guard_done(), or -1: no guard
  * (no pidfd on this kernel), PR_SET_PDEATHSIG's SIGTERM only. */
-static int guard_start(pid_t cmd, double kill_after, const char *stats, pid_t *guard)
+static int guard_start(pid_t cmd, double kill_after, const char *stats, const char *group,
+		       pid_t *guard)
 {
 	int pidfd = (int)syscall(SYS_pidfd_open, cmd, 0), fds[2];
 
@@ -412,7 +419,7 @@ static int guard_start(pid_t cmd, double kill_after, const char *stats, pid_t *g
 	*guard = fork();
 	if (*guard == 0) {
 		close(fds[1]);
-		guard_main(fds[0], pidfd, kill_after, stats);
+		guard_main(fds[0], pidfd, kill_after, stats, group);
 	}
 	close(fds[0]);
 	close(pidfd);
@@ -442,12 +449,14 @@ static void guard_done(int wr, pid_t guard)
 
 /*
  * wait_child() - wait for CMD. Meanwhile sample the tree every
- * RUN_TREE_PERIOD_MS (and --plot every CLI_PLOT_PERIOD_MS), and reap
- * what the tree's orphans leave us, as its subreaper. The guard, if it
+ * RUN_TREE_PERIOD_MS (and --plot every CLI_PLOT_PERIOD_MS), take the
+ * charges of ended processes off the tree's group, and reap what the
+ * tree's orphans leave us, as its subreaper. The guard, if it
  * ends first, is reaped too: *@guard becomes -1. Return: CMD's exit
  * status (128 + the signal that ended it), or the CLI's runtime error.
  */
-static int wait_child(struct cli_plot *plot, struct run_tree *tree, pid_t *guard)
+static int wait_child(struct cli_plot *plot, struct run_tree *tree, struct run_group *group,
+		      pid_t *guard)
 {
 	int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
 	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
@@ -476,6 +485,7 @@ static int wait_child(struct cli_plot *plot, struct run_tree *tree, pid_t *guard
 			return cli_runtime_error(CMD, "waitpid: %s", strerror(err));
 		}
 		run_tree_sample(tree);
+		run_group_reap(group);
 		if (plot && ticks++ % (CLI_PLOT_PERIOD_MS / RUN_TREE_PERIOD_MS) == 0)
 			run_plot_sample(plot, (long)child);
 		/* CMD's end wakes the poll at once; without a pidfd, sleep. */
@@ -492,9 +502,13 @@ static int wait_child(struct cli_plot *plot, struct run_tree *tree, pid_t *guard
  * ---------------------------------------------------------------------- */
 
 static int report(const struct run_opts *o, const char *stats, int json_fd, int status,
-		  const struct run_tree *tree)
+		  const struct run_tree *tree, struct run_group *group)
 {
-	int rc = run_stats_report(stats, o->cmd[0], o->stats, o->json, json_fd, status, tree);
+	struct uswap_pager_group_stats gs;
+	int rc;
+
+	run_group_end(group, &gs);
+	rc = run_stats_report(stats, o->cmd[0], o->stats, o->json, json_fd, status, tree, &gs);
 
 	unlink(stats);
 	return rc;
@@ -526,6 +540,7 @@ int cmd_run(int argc, char **argv)
 	pid_t parent = getpid();
 	struct cli_plot *plot = NULL;
 	struct run_tree tree = { 0 };
+	struct run_group group = { 0 };
 	const char *agent;
 	int rc, fd, status, json_fd = -1, trace_fd = -1, guard_fd;
 	pid_t guard = -1;
@@ -565,18 +580,27 @@ int cmd_run(int argc, char **argv)
 	if (fd < 0)
 		return cli_runtime_error(CMD, "%s: %s", stats, strerror(errno));
 	close(fd);
+	/* --limit is the tree's: one charge group for all its processes.
+	 * Without /dev/shm, each process gets the limit, as before. */
+	if ((rc = run_group_create(o.limit, &group)))
+		fprintf(stderr, "uswap run: no shared memory for the tree's limit (%s): the "
+			"limit is per process\n", strerror(-rc));
 	/* Orphans of the tree (a daemonized grandchild) come to us, not to
 	 * init: they stay in the tree's statistics, and we reap them. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	fflush(NULL);
 	child = fork();
 	if (child < 0) {
+		int err = errno;
+		struct uswap_pager_group_stats gs;
+
 		unlink(stats);
-		return cli_runtime_error(CMD, "fork: %s", strerror(errno));
+		run_group_end(&group, &gs);
+		return cli_runtime_error(CMD, "fork: %s", strerror(err));
 	}
 	if (child == 0)
-		exec_cmd(&o, agent, stats, parent);
-	guard_fd = guard_start(child, o.kill_after, stats, &guard);
+		exec_cmd(&o, agent, stats, group.name, parent);
+	guard_fd = guard_start(child, o.kill_after, stats, group.name, &guard);
 	struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART };
 
 	/* A closed stderr (`2>&1 | head`) must not end us before the stats
@@ -593,9 +617,9 @@ int cmd_run(int argc, char **argv)
 		sigaction(passed_on[i], &sa, NULL);
 	tree.top = getpid();
 	tree.skip = guard;
-	status = wait_child(plot, &tree, &guard);
+	status = wait_child(plot, &tree, &group, &guard);
 	guard_done(guard_fd, guard);
-	rc = report(&o, stats, json_fd, status, &tree);
+	rc = report(&o, stats, json_fd, status, &tree, &group);
 	close(json_fd);
 	close(trace_fd);
 	if (plot)

@@ -17,6 +17,20 @@ int cmd_run(int argc, char **argv);
 struct cli_plot;
 void run_plot_sample(struct cli_plot *p, long pid);
 
+/* run_group.c: the tree's charge group, in /dev/shm under @name. */
+struct uswap_pager_group_stats;
+struct run_group {
+	char name[64];           /* "" when there is none */
+	void *mem;
+};
+/* Make it with the tree's @limit. Return: 0 or -errno (then none). */
+int run_group_create(uint64_t limit, struct run_group *g);
+/* Take the charges of members that ended off the group. */
+void run_group_reap(struct run_group *g);
+/* Its final counters into @st (zeros without a group); unmapped and
+ * removed then. */
+void run_group_end(struct run_group *g, struct uswap_pager_group_stats *st);
+
 /* run_tree.c: CMD's tree as the kernel sees it (anonymous RSS of every
  * process below @top but @skip), sampled every RUN_TREE_PERIOD_MS. */
 #define RUN_TREE_PERIOD_MS 50
@@ -33,13 +47,15 @@ void run_tree_sample(struct run_tree *t);
  * run_stats_report() - add up the agents' stats lines in @stats (one per
  * process that had a pager), print them on stderr if @print, write them
  * to @json (if not NULL: its path, open as @json_fd) with @status as
- * exit_status and @tree's peaks as "tree". With no line, say
+ * exit_status, @tree's peaks as "tree" and the tree's charge group
+ * (@group, its limit 0 when there was none) as "group". With no line, say
  * why there may be none, and write @json with exit_status and
  * "processes": 0 only (never a stale file from an earlier run).
  * Return: 0, or the CLI's runtime-error status (@json not writable, a
  * write failed).
  */
 int run_stats_report(const char *stats, const char *cmd, bool print, const char *json,
-		     int json_fd, int status, const struct run_tree *tree);
+		     int json_fd, int status, const struct run_tree *tree,
+		     const struct uswap_pager_group_stats *group);
 
 #endif /* USWAP_TOOLS_RUN_CMD_H */

@@ -23,6 +23,8 @@
 
 #include <json-c/json.h>
 
+#include <uswap/uswap.h>
+
 #define CMD "run"
 
 static int64_t get_i64(json_object *o, const char *key)
@@ -278,15 +280,49 @@ static void add_tree(json_object *sum, const struct run_tree *t)
 			       json_object_new_int64(peak > held ? peak - held : 0));
 }
 
+/* The tree's charge group: its limit and the resident peak of all its
+ * processes together (none: the limit was per process). */
+static void add_group(json_object *sum, const struct uswap_pager_group_stats *g)
+{
+	json_object *o;
+
+	if (!g->limit_bytes)
+		return;
+	o = json_object_new_object();
+	json_object_object_add(o, "limit_bytes", json_object_new_int64((int64_t)g->limit_bytes));
+	json_object_object_add(o, "resident_peak_bytes",
+			       json_object_new_int64((int64_t)g->resident_peak_bytes));
+	json_object_object_add(o, "pressure", json_object_new_int64((int64_t)g->pressure));
+	json_object_object_add(o, "over_limit", json_object_new_int64((int64_t)g->over_limit));
+	json_object_object_add(o, "members", json_object_new_int64((int64_t)g->members));
+	json_object_object_add(sum, "group", o);
+}
+
+static void print_resident(json_object *sum)
+{
+	json_object *g;
+
+	if (json_object_object_get_ex(sum, "group", &g)) {
+		fprintf(stderr, "  %-16s%.1f MiB of a %.1f MiB limit (the tree's, %lld processes "
+			"with a pager; largest of one: %.1f MiB)\n", "resident peak",
+			(double)get_i64(g, "resident_peak_bytes") / 1048576,
+			(double)get_i64(g, "limit_bytes") / 1048576,
+			(long long)get_i64(g, "members"),
+			(double)get_i64(sum, "resident_peak_bytes") / 1048576);
+		return;
+	}
+	fprintf(stderr, "  %-16s%.1f MiB of a %.1f MiB limit (per process)\n", "resident peak",
+		(double)get_i64(sum, "resident_peak_bytes") / 1048576,
+		(double)get_i64(sum, "limit_bytes") / 1048576);
+}
+
 static void print_stats(json_object *sum, int status)
 {
 	fprintf(stderr, "uswap run: exit status %d\n", status);
 	print_orders(sum, "swpout");
 	print_orders(sum, "swpout_fallback");
 	fprintf(stderr, "  %-16s%lld\n", "swpin", (long long)get_i64(sum, "swpin"));
-	fprintf(stderr, "  %-16s%.1f MiB of a %.1f MiB limit (per process)\n", "resident peak",
-		(double)get_i64(sum, "resident_peak_bytes") / 1048576,
-		(double)get_i64(sum, "limit_bytes") / 1048576);
+	print_resident(sum);
 	fprintf(stderr, "  %-16sp50 %.1f us, p99 %.1f us\n", "fault service",
 		get_num(sum, "fault_us_p50"), get_num(sum, "fault_us_p99"));
 	fprintf(stderr, "  %-16s%lld (all zeros, not written: %lld; refused, pinned by the "
@@ -333,7 +369,8 @@ static int write_json(const char *path, int fd, json_object *sum)
 }
 
 int run_stats_report(const char *stats, const char *cmd, bool print, const char *json,
-		     int json_fd, int status, const struct run_tree *tree)
+		     int json_fd, int status, const struct run_tree *tree,
+		     const struct uswap_pager_group_stats *group)
 {
 	json_object *sum = read_lines(stats);
 	int rc = 0;
@@ -350,6 +387,7 @@ int run_stats_report(const char *stats, const char *cmd, bool print, const char 
 	}
 	json_object_object_add(sum, "exit_status", json_object_new_int(status));
 	add_tree(sum, tree);
+	add_group(sum, group);
 	if (print)
 		print_stats(sum, status);
 	if (json)

@@ -24,8 +24,10 @@ extern "C" {
  * uswap_swap_out() and unmaps them; the next access faults and the folio
  * comes back whole through uswap_swap_in() (from the swap cache when it
  * is still there). Application threads may read and write region memory
- * at any time, eviction included: a page is write-protected before it is
- * copied out, so no write is ever lost.
+ * at any time, eviction included: a folio is moved out (UFFDIO_MOVE), or
+ * write-protected where the kernel cannot move it, before it is copied
+ * out, so no write is ever lost, and a page the kernel holds pinned is
+ * never evicted.
  *
  * One pager per swap instance: the pager owns every slot of @u and
  * registers itself as its swapoff owner (uswap_set_unuse()), so
@@ -127,10 +129,71 @@ struct uswap_pager_config {
 				      ioctl; the window doubles from one folio
 				      as the stream goes on (0 = off; at most
 				      64; less than a folio = off) */
+	void *group;               /* a charge group (uswap_pager_group_init()):
+				      the limit is the group's, shared with
+				      every pager of every process that maps
+				      it (NULL: limit_bytes is this pager's
+				      own). limit_bytes must still pass the
+				      checks above. Appended in 0.1. */
 };
 
 #define USWAP_PAGER_SPIN_DEFAULT 50 /* us; see docs/pager.md */
 #define USWAP_PAGER_MIN_LIMIT_FOLIOS 8
+
+/*
+ * Charge groups: one resident limit for the pagers of several processes,
+ * as a memory cgroup's memory.max is one limit for all its tasks. The
+ * group lives in memory the caller maps shared into every process of the
+ * group (MAP_SHARED: an anonymous mapping made before fork(), or a memfd
+ * that exec'd programs map again); each pager charges its folios there as
+ * well as to itself. A pager that would pass the group's limit reclaims
+ * its own folios first; when it has none to give, it raises the group's
+ * pressure, and every member's background reclaim thread (kswapd) evicts
+ * its own folios until the group is under its low watermark again.
+ */
+#define USWAP_PAGER_GROUP_BYTES 4096 /* memory a group needs, 8-byte aligned:
+					 room for 120 member pagers at once */
+
+/*
+ * uswap_pager_group_init() - make @mem (@len bytes, at least
+ * USWAP_PAGER_GROUP_BYTES, 8-byte aligned, mapped MAP_SHARED where other
+ * processes are to join) a charge group with a limit of @limit_bytes
+ * (rounded down to pages). Call once, before any pager uses it.
+ * Return: 0; -EINVAL (too small, misaligned, a limit under 1 MiB).
+ * Thread-safety: not with users of the same group.
+ */
+USWAP_API int uswap_pager_group_init(void *mem, size_t len, uint64_t limit_bytes);
+
+struct uswap_pager_group_stats {
+	uint64_t limit_bytes;
+	uint64_t resident_bytes;      /* charged now by all members */
+	uint64_t resident_peak_bytes;
+	uint64_t pressure;            /* times a member found nothing of its
+					 own to evict and asked the others */
+	uint64_t over_limit;          /* charges passed above the limit:
+					 nothing in the group could be evicted */
+	uint64_t members;             /* pagers that ever joined */
+	uint64_t members_now;         /* slots in use */
+};
+
+/*
+ * uswap_pager_group_reap() - take the charge of members whose process is
+ * gone (exit, kill -9, exec: the pager is never destroyed then, and its
+ * memory is gone with the process) off the group's total. Call it every
+ * few tens of ms from a process that outlives the members (uswap run
+ * does, every 50 ms); until then the group counts the dead member's
+ * memory, and the living find less room, never more.
+ * Return: members reaped; -EINVAL (@mem is not an initialised group).
+ * Thread-safety: any thread, one reaper at a time per group.
+ */
+USWAP_API long uswap_pager_group_reap(void *mem);
+
+/*
+ * uswap_pager_group_stats() - the group's counters, from any process that
+ * maps it. Return: 0; -EINVAL (@mem is not an initialised group).
+ * Thread-safety: any thread; the figures are read one by one.
+ */
+USWAP_API int uswap_pager_group_stats(const void *mem, struct uswap_pager_group_stats *st);
 
 /*
  * uswap_pager_create() - open a userfaultfd, start the handler threads and
@@ -140,7 +203,8 @@ struct uswap_pager_config {
  * @cfg: settings (copied); NULL is not allowed (the limit has no default).
  * @out: receives the pager; free it with uswap_pager_destroy().
  * Return: 0; -EINVAL (bad order, limit too small for the handler count,
- * unknown flag); -EPERM (userfaultfd not permitted: see the section
+ * unknown flag, @cfg->group not an initialised group); -EUSERS (the
+ * group has no free member slot); -EPERM (userfaultfd not permitted: see the section
  * comment for the three ways to allow it); -ENOSYS (no userfaultfd, or no
  * write-protect support for anonymous memory); -ENOMEM; -EAGAIN (threads).
  * Thread-safety: any thread.

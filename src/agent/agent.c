@@ -239,6 +239,28 @@ static void on_read_error(void *ctx, void *addr, int err)
 	pthread_mutex_unlock(&read_error_lock);
 }
 
+/* The tree's charge group (USWAP_RUN_GROUP), mapped once per image; a
+ * fork's child has its parent's mapping. NULL if there is none or it
+ * cannot be mapped (another user's, after a setuid exec): the limit is
+ * then this process's own. */
+static void *map_group(void)
+{
+	const char *name = getenv(AGENT_ENV_GROUP);
+	void *mem;
+	int fd;
+
+	if (agent.group || !name || !*name)
+		return agent.group;
+	fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+	if (fd < 0)
+		return NULL;
+	fd = agent_fd_above_stdio(fd);
+	mem = mmap(NULL, USWAP_PAGER_GROUP_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	agent.group = mem == MAP_FAILED ? NULL : mem;
+	return agent.group;
+}
+
 static int start_pager(void)
 {
 	struct uswap_pager_config cfg = {
@@ -247,11 +269,18 @@ static int start_pager(void)
 		/* read(2) into swapped memory; the heap is a fork's too */
 		.flags = USWAP_PAGER_KERNEL_FAULTS | USWAP_PAGER_FORKABLE,
 		.on_error = on_read_error,
+		.group = map_group(),
 	};
 	int rc;
 
 	starting = true;
 	rc = uswap_pager_create(agent.u, &cfg, &agent.p);
+	if (rc && cfg.group) { /* no member slot left: a limit of its own */
+		fprintf(stderr, "uswap run: agent: pid %d: the tree's limit: %s; this process "
+			"gets a limit of its own\n", (int)getpid(), strerror(-rc));
+		cfg.group = NULL;
+		rc = uswap_pager_create(agent.u, &cfg, &agent.p);
+	}
 	starting = false;
 	return rc;
 }

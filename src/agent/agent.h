@@ -55,6 +55,8 @@
 						   programs root execs */
 #define AGENT_ENV_STARTED "USWAP_RUN_STARTED" /* set by the agent: the
 						 first image has started */
+#define AGENT_ENV_GROUP   "USWAP_RUN_GROUP"   /* /dev/shm name of the tree's
+						 charge group (tools/run_group.c) */
 
 struct agent {
 	_Atomic bool ready;     /* the region is the heap */
@@ -66,7 +68,10 @@ struct agent {
 	struct uswap_pager *p;
 	char *specs[32];        /* device specs, for a fork child's devices */
 	unsigned int nr_devs;
-	uint64_t limit;         /* resident bytes, per process */
+	uint64_t limit;         /* resident bytes: the tree's with a group */
+	void *group;            /* the tree's charge group, mapped (a fork's
+				   child inherits it), or NULL: the limit is
+				   this process's alone */
 	unsigned int order;
 	pid_t pid;              /* the process the pager works for */
 	_Atomic unsigned long fallbacks; /* allocations the region could not

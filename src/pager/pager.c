@@ -194,6 +194,26 @@ static void handlers_stop(struct uswap_pager *p)
 		     USWAP_PAGER_NO_MOVE)
 
 /* Check @cfg and fill in the defaults. Return: 0 or -EINVAL. */
+/* Join @cfg->group (if any): the limit is the group's. A group needs each
+ * member's kswapd, which is what evicts when another member needs room. */
+static int group_apply(struct uswap_pager *p, const struct uswap_pager_config *cfg)
+{
+	if (!cfg->group)
+		return 0;
+	p->group = group_check(cfg->group);
+	if (!p->group || (cfg->flags & USWAP_PAGER_NO_KSWAPD)) {
+		p->group = NULL;
+		return -EINVAL;
+	}
+	p->gslot = group_join(p->group);
+	if (!p->gslot) {
+		p->group = NULL;
+		return -EUSERS;
+	}
+	p->group_seq = group_pressure_seq(p->group);
+	return 0;
+}
+
 static int config_apply(struct uswap_pager *p, const struct uswap_pager_config *cfg)
 {
 	uint64_t min_pages;
@@ -237,12 +257,14 @@ static int config_apply(struct uswap_pager *p, const struct uswap_pager_config *
 		p->wmark_high = p->limit_pages / 4;
 	if (p->wmark_low > p->wmark_high / 2)
 		p->wmark_low = p->wmark_high / 2;
-	return 0;
+	return group_apply(p, cfg);
 }
 
 static void pager_free(struct uswap_pager *p)
 {
 	stage_fini(p);
+	if (p->group) /* its folios are gone with it: their charge too */
+		group_leave(p->group, p->gslot);
 	if (p->uffd >= 0)
 		close(p->uffd);
 	if (p->stop_fd >= 0)
@@ -311,7 +333,12 @@ USWAP_API int uswap_pager_create(struct uswap *u, const struct uswap_pager_confi
 	pthread_mutex_init(&p->hand_lock, NULL);
 	pthread_mutex_init(&p->unuse_lock, NULL);
 	pthread_mutex_init(&p->kswapd_lock, NULL);
-	pthread_cond_init(&p->kswapd_cond, NULL);
+	pthread_condattr_t cattr; /* kswapd's group poll: a monotonic timeout */
+
+	pthread_condattr_init(&cattr);
+	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->kswapd_cond, &cattr);
+	pthread_condattr_destroy(&cattr);
 	err = config_apply(p, cfg);
 	if (!err)
 		err = pager_alloc_buffers(p);

@@ -156,6 +156,32 @@ struct pager_rmap {
 	_Atomic(_Atomic uint64_t **) top[USWAP_MAX_DEVICES];
 };
 
+/* A charge group (group.c), in memory shared by its member processes:
+ * the layout is the same in all of them (one build of libuswap). */
+#define PAGER_GROUP_MEMBERS 120
+struct pager_group_member {
+	_Atomic int32_t pid;       /* 0: free */
+	uint32_t pad;
+	_Atomic uint64_t start;    /* the process's start time (ticks); 0 while
+				      it joins */
+	_Atomic uint64_t image;    /* a random number per program image: a
+				      slot of this pid from another image is
+				      from before an exec */
+	_Atomic uint64_t resident; /* pages it has charged */
+};
+struct pager_group {
+	_Atomic uint32_t magic;
+	_Atomic uint32_t pressure_seq;   /* bumped: a member needs room */
+	uint64_t limit_pages;
+	_Atomic uint64_t resident;       /* sum of the members' */
+	_Atomic uint64_t peak;
+	_Atomic uint64_t pressure;       /* times pressure_seq was bumped */
+	_Atomic uint64_t over_limit;
+	_Atomic uint64_t members;        /* ever joined */
+	_Atomic uint64_t live;           /* slots in use */
+	struct pager_group_member member[PAGER_GROUP_MEMBERS];
+};
+
 /* Counters, each an atomic bumped with a relaxed add. */
 #define PAGER_COUNTERS(X) \
 	X(faults)          \
@@ -213,6 +239,11 @@ struct uswap_pager {
 
 	_Atomic uint64_t resident;      /* pages charged */
 	_Atomic uint64_t resident_peak;
+	/* The charge group (cfg.group), or NULL: the limit is then the
+	 * group's, and each charge goes to the group and to gslot too. */
+	struct pager_group *group;
+	struct pager_group_member *gslot;
+	uint32_t group_seq;             /* kswapd: pressure_seq last seen */
 	/* Until this time (ns), reclaim offers no dirty folio to swap: the
 	 * last swap-out failed (swap full or failing). Without the pause every
 	 * fault would write-protect, fail and restore a whole batch again, and
@@ -385,6 +416,25 @@ void folios_swap_in(struct uswap_pager *p, struct pager_region *r, size_t idx,
  * Context: the caller owns the folio, or the region is unreachable. */
 void folio_free_slots(struct uswap_pager *p, struct pager_region *r, size_t idx,
 		      bool whole);
+
+/* ------------------------------------------------------------------------
+ * group.c: charge groups shared between processes
+ * ---------------------------------------------------------------------- */
+/* @mem as an initialised group, or NULL. */
+struct pager_group *group_check(void *mem);
+/* A member slot for this process (taking over its slot from before an
+ * exec), or NULL when none is free. */
+struct pager_group_member *group_join(struct pager_group *g);
+void group_leave(struct pager_group *g, struct pager_group_member *m);
+bool group_try_charge(struct pager_group *g, struct pager_group_member *m, unsigned int nr);
+void group_force_charge(struct pager_group *g, struct pager_group_member *m, uint64_t nr,
+			bool over);
+void group_uncharge(struct pager_group *g, struct pager_group_member *m, uint64_t nr);
+uint64_t group_free_pages(struct pager_group *g);
+void group_raise_pressure(struct pager_group *g);
+/* Does @m hold less than an equal share of the group's charge? */
+bool group_below_share(struct pager_group *g, struct pager_group_member *m);
+uint32_t group_pressure_seq(struct pager_group *g);
 
 /* ------------------------------------------------------------------------
  * stage.c: where move-out eviction puts folios while they are written

@@ -62,6 +62,7 @@
 #define SWAP_FULL_PAUSE_NS     (10000000ull)   /* see p->swap_full_until */
 #define SWAP_FULL_PAUSE_MAX_NS (1000000000ull) /* 1 s */
 #define SWAP_FULL_ROOM_PAGES   256
+#define GROUP_POLL_MS          10      /* kswapd looks at its group */
 
 /* A folio's slots were freed (folio_swap.c): end a swap-full pause once
  * there is room for a batch (a load first: no shared write on every
@@ -93,6 +94,13 @@ static bool try_charge(struct uswap_pager *p, unsigned int nr)
 {
 	uint64_t cur = atomic_load_explicit(&p->resident, memory_order_relaxed);
 
+	if (p->group) { /* the group's limit; this pager's count follows */
+		if (!group_try_charge(p->group, p->gslot, nr))
+			return false;
+		note_peak(p, atomic_fetch_add_explicit(&p->resident, nr,
+						       memory_order_relaxed) + nr);
+		return true;
+	}
 	while (cur + nr <= p->limit_pages) {
 		if (atomic_compare_exchange_weak_explicit(&p->resident, &cur, cur + nr,
 							  memory_order_relaxed,
@@ -109,6 +117,8 @@ static void force_charge(struct uswap_pager *p, unsigned int nr)
 	uint64_t now = atomic_fetch_add_explicit(&p->resident, nr,
 						 memory_order_relaxed) + nr;
 
+	if (p->group)
+		group_force_charge(p->group, p->gslot, nr, true);
 	note_peak(p, now);
 	pager_count(p, over_limit);
 }
@@ -121,6 +131,8 @@ static uint64_t free_pages(struct uswap_pager *p)
 {
 	uint64_t res = atomic_load_explicit(&p->resident, memory_order_relaxed);
 
+	if (p->group)
+		return group_free_pages(p->group);
 	return res < p->limit_pages ? p->limit_pages - res : 0;
 }
 
@@ -136,9 +148,18 @@ static void kswapd_wake(struct uswap_pager *p)
 
 /* Evict until wmark_high pages are free, one batch per read-hold of
  * p->lock so region create/destroy can get in between. */
-static void kswapd_balance(struct uswap_pager *p)
+/* Evict until wmark_high pages are free (the group's, in a group), one
+ * batch per read-hold of p->lock so region create/destroy can get in
+ * between. In a group, only while this member holds at least an equal
+ * share: the bigger members give room first (a member under its share
+ * still evicts its own folios in direct reclaim when a charge fails).
+ * Return: pages evicted. */
+static uint64_t kswapd_balance(struct uswap_pager *p)
 {
+	uint64_t evicted = 0;
+
 	while (free_pages(p) < p->wmark_high &&
+	       !(p->group && group_below_share(p->group, p->gslot)) &&
 	       !atomic_load_explicit(&p->stopping, memory_order_acquire)) {
 		long got;
 
@@ -147,7 +168,50 @@ static void kswapd_balance(struct uswap_pager *p)
 		pthread_rwlock_unlock(&p->lock);
 		if (got <= 0)
 			break; /* nothing to take now, or swap full: faults decide */
+		evicted += (uint64_t)got;
 	}
+	return evicted;
+}
+
+/* In a group: is it short of room? After a member's call for room (a new
+ * pressure_seq), down to wmark_high; otherwise below wmark_low, as for
+ * our own faults. */
+static bool group_short(struct uswap_pager *p)
+{
+	uint32_t seq = group_pressure_seq(p->group);
+
+	if (seq != p->group_seq) {
+		p->group_seq = seq;
+		return free_pages(p) < p->wmark_high;
+	}
+	return free_pages(p) < p->wmark_low;
+}
+
+/* Sleep until kicked; in a group, also wake every GROUP_POLL_MS to look
+ * at the group. Return: whether to balance. Context: kswapd_lock held. */
+static bool kswapd_sleep(struct uswap_pager *p)
+{
+	struct timespec until;
+
+	if (p->kswapd_kick)
+		return true;
+	if (!p->group) {
+		pthread_cond_wait(&p->kswapd_cond, &p->kswapd_lock);
+		return p->kswapd_kick;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += GROUP_POLL_MS * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&p->kswapd_cond, &p->kswapd_lock, &until);
+	if (p->kswapd_kick)
+		return true;
+	if (!group_short(p))
+		return false;
+	atomic_store_explicit(&p->kswapd_active, true, memory_order_release);
+	return true;
 }
 
 static void *kswapd_main(void *arg)
@@ -156,17 +220,19 @@ static void *kswapd_main(void *arg)
 
 	pthread_mutex_lock(&p->kswapd_lock);
 	while (!atomic_load_explicit(&p->stopping, memory_order_acquire)) {
-		if (!p->kswapd_kick) {
-			pthread_cond_wait(&p->kswapd_cond, &p->kswapd_lock);
+		uint64_t evicted;
+
+		if (!kswapd_sleep(p))
 			continue;
-		}
 		p->kswapd_kick = false;
 		pthread_mutex_unlock(&p->kswapd_lock);
 		pager_count(p, kswapd_wakeups);
-		kswapd_balance(p);
+		evicted = kswapd_balance(p);
 		atomic_store_explicit(&p->kswapd_active, false, memory_order_release);
-		/* A fault that found us active did not kick: look again. */
-		if (free_pages(p) < p->wmark_low &&
+		/* A fault that found us active did not kick: look again (in a
+		 * group, only after progress: the group may be short of what
+		 * other members hold, and the poll comes back anyway). */
+		if (free_pages(p) < p->wmark_low && (evicted || !p->group) &&
 		    !atomic_exchange_explicit(&p->kswapd_active, true, memory_order_acq_rel)) {
 			pthread_mutex_lock(&p->kswapd_lock);
 			p->kswapd_kick = true;
@@ -224,6 +290,9 @@ bool pager_charge(struct uswap_pager *p, unsigned int nr)
 		if (!waited) {
 			waited = true;
 			pager_count(p, reclaim_waits);
+			/* Others hold more than we do: they give room too. */
+			if (p->group && group_below_share(p->group, p->gslot))
+				group_raise_pressure(p->group);
 		}
 		got = pager_reclaim(p, direct_batch(p));
 		if (got > 0) {
@@ -237,7 +306,11 @@ bool pager_charge(struct uswap_pager *p, unsigned int nr)
 			return true;
 		}
 		/* Everything resident is busy or being evicted by others:
-		 * their uncharges are on the way. */
+		 * their uncharges are on the way. In a group, the room may be
+		 * held by other members: ask them, and wait for their kswapd
+		 * rather than spin. */
+		if (p->group)
+			group_raise_pressure(p->group);
 		if (!stall_since)
 			stall_since = pager_now_ns();
 		else if (pager_now_ns() - stall_since > CHARGE_STALL_NS) {
@@ -246,7 +319,13 @@ bool pager_charge(struct uswap_pager *p, unsigned int nr)
 			force_charge(p, nr);
 			return true;
 		}
-		sched_yield();
+		if (p->group) {
+			struct timespec ms = { 0, 1000000L };
+
+			nanosleep(&ms, NULL);
+		} else {
+			sched_yield();
+		}
 	}
 	if (p->kswapd_on && free_pages(p) < p->wmark_low)
 		kswapd_wake(p);
@@ -258,6 +337,8 @@ void pager_charge_mapped(struct uswap_pager *p, uint64_t nr)
 	uint64_t now = atomic_fetch_add_explicit(&p->resident, nr,
 						 memory_order_relaxed) + nr;
 
+	if (p->group)
+		group_force_charge(p->group, p->gslot, nr, false);
 	note_peak(p, now);
 	if (p->kswapd_on && free_pages(p) < p->wmark_low)
 		kswapd_wake(p); /* without kswapd the next fault reclaims */
@@ -266,6 +347,8 @@ void pager_charge_mapped(struct uswap_pager *p, uint64_t nr)
 void pager_uncharge(struct uswap_pager *p, unsigned int nr)
 {
 	atomic_fetch_sub_explicit(&p->resident, nr, memory_order_relaxed);
+	if (p->group)
+		group_uncharge(p->group, p->gslot, nr);
 }
 
 /* ------------------------------------------------------------------------
