@@ -98,6 +98,16 @@ static unsigned int env_flags(void)
 	return v && *v == '1' ? USWAP_PAGER_NO_MOVE : 0;
 }
 
+/* pager_start()'s skips, for a pager created by hand. */
+static void u2_skip_if_no_pager(int rc)
+{
+	if (rc == -EPERM)
+		t_skip("userfaultfd not permitted here (EPERM)");
+	if (rc == -ENOSYS)
+		t_skip("no userfaultfd with anonymous write-protect in this kernel");
+	t_eq(rc, 0);
+}
+
 static struct uswap_pager_config config(uint64_t limit, unsigned int order,
 					unsigned int handlers)
 {
@@ -1564,6 +1574,86 @@ static void test_pager_group_limit_is_shared_and_pressure_moves_room(void **stat
 	free(g);
 }
 
+/* stress: three pagers share a group 1/3 of their regions together, each
+ * written and read back by a thread of its own, round after round: every
+ * page keeps its last generation, the group never passes its limit, and
+ * once the pagers are gone no charge is left (sum kept in step). */
+struct group_member_arg {
+	uint64_t *base;
+	size_t pages;
+	unsigned int rounds;
+	_Atomic uint64_t *bad;
+};
+
+static void *group_member_main(void *arg)
+{
+	struct group_member_arg *a = arg;
+
+	for (unsigned int r = 1; r <= a->rounds; r++) {
+		write_pages(a->base, a->pages, r);
+		size_t bad = bad_pages(a->base, a->pages, r);
+
+		if (bad) {
+			atomic_fetch_add(a->bad, bad);
+			t_fail_async("round %u: %zu pages wrong", r, bad);
+		}
+	}
+	return NULL;
+}
+
+static void test_pager_group_members_keep_every_page_under_one_limit(void **state)
+{
+	const uint64_t limit = 4u << 20;
+	const size_t pages = limit / PAGE;
+	unsigned int rounds = (unsigned int)(8 * t_env_scale());
+	struct uswap *us[3];
+	struct uswap_pager *ps[3];
+	struct group_member_arg a[3];
+	pthread_t tid[3];
+	_Atomic uint64_t bad = 0;
+	void *g = aligned_alloc(64, USWAP_PAGER_GROUP_BYTES);
+	char err[128];
+
+	if (rounds < 2)
+		rounds = 2;
+	t_true(g != NULL);
+	t_eq(uswap_pager_group_init(g, USWAP_PAGER_GROUP_BYTES, limit), 0);
+	struct uswap_pager_config c = config(limit, 0, 1);
+	c.group = g;
+	for (int i = 0; i < 3; i++) {
+		us[i] = t_create(0, 0);
+		t_true(uswap_swapon_spec(us[i], "zram:32M", err, sizeof(err)) >= 0);
+		if (i == 0) { /* skips the test where userfaultfd is missing */
+			u2_skip_if_no_pager(uswap_pager_create(us[i], &c, &ps[i]));
+		} else {
+			t_eq(uswap_pager_create(us[i], &c, &ps[i]), 0);
+		}
+		t_eq(uswap_region_create(ps[i], pages * PAGE, (void **)&a[i].base), 0);
+		a[i].pages = pages;
+		a[i].rounds = rounds;
+		a[i].bad = &bad;
+	}
+	for (int i = 0; i < 3; i++)
+		t_eq(pthread_create(&tid[i], NULL, group_member_main, &a[i]), 0);
+	for (int i = 0; i < 3; i++)
+		pthread_join(tid[i], NULL);
+	t_assert_no_async_failure("group members");
+	print_message("group of 3: peak %llu KiB of %llu, pressure %llu, over the limit %llu\n",
+		      (unsigned long long)gstats(g).resident_peak_bytes >> 10,
+		      (unsigned long long)limit >> 10, (unsigned long long)gstats(g).pressure,
+		      (unsigned long long)gstats(g).over_limit);
+	t_eq_u64(atomic_load(&bad), 0);
+	t_true(gstats(g).resident_peak_bytes <= limit);
+	t_eq(gstats(g).over_limit, 0);
+	for (int i = 0; i < 3; i++) {
+		uswap_pager_destroy(ps[i]);
+		uswap_destroy(us[i]);
+	}
+	t_eq(gstats(g).resident_bytes, 0);
+	t_eq(gstats(g).members_now, 0);
+	free(g);
+}
+
 /* A member process that ends without destroying its pager (exit, kill -9)
  * leaves its charge in the group until a reap takes it off. */
 static void test_pager_group_reap_takes_a_dead_members_charge(void **state)
@@ -1751,6 +1841,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pager_writers_during_direct_reclaim_keep_last_value, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_discards_during_eviction_keep_the_rest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_holds_during_discards_and_eviction_keep_the_rest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_group_members_keep_every_page_under_one_limit, setup, teardown),
 	};
 	const struct CMUnitTest cli[] = {
 		cmocka_unit_test(test_pager_cli_without_permission_says_how),
