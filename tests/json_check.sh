@@ -3,7 +3,8 @@
 #
 # Description: every --json output of the CLI parses as exactly one JSON
 # value (json_valid, on json-c) and carries its main keys: swapon
-# --dry-run, lab list and lab run, stress, each benchmark, status, and
+# --dry-run, lab list and lab run, stress, each benchmark (bench uffd
+# too), status, and
 # run's --json FILE. A producer that needs userfaultfd (the pager
 # benchmarks, run) is skipped with the reason when it exits saying so,
 # and run also when its agent is not built (sanitizer builds).
@@ -58,6 +59,8 @@ check bench_io benchmark machine -- \
 check bench_alloc threads orders devices -- \
 	"$uswap" bench alloc --duration 0.2 --device-size 64M --json
 check bench_fault order device folios -- "$uswap" bench fault -s 8M --json
+check bench_uffd order touches thread_blocking process_spinning -- \
+	"$uswap" bench uffd --folios 64 --repeat 1 --json
 check bench_lock benchmark line_ns handover_ns -- \
 	"$uswap" bench lock --ops 10000 --repeat 1 --json
 check bench_usemem workers limit_bytes per_worker -- \
