@@ -20,7 +20,7 @@ FUZZ_SECONDS ?= 20
 MESON_TEST := meson test --print-errorlogs --num-processes 2
 
 .PHONY: all deps deps-fuzz build run run-usemem test test-release test-asan test-tsan \
-	test-fuzz test-soak bench install uninstall clean
+	test-fuzz test-soak bench install uninstall deb test-deb clean
 
 all: build
 
@@ -133,9 +133,24 @@ install: build
 	meson configure $(BUILD) --prefix=$(PREFIX)
 	meson install -C $(BUILD) $(if $(DESTDIR),--destdir $(DESTDIR))
 
+# Debian packages (debian/): uswap, libuswap0, libuswap-dev, built from a
+# copy of the tree into DEB_DIR; test-deb builds them, runs lintian,
+# installs them, runs `uswap run` and an outside program from them and
+# purges them (tests/deb_check.sh; root only: it installs into /usr).
+DEB_DIR ?= deb
+deb:
+	$(call install_missing,debhelper dpkg-dev)
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/uswap
+	git ls-files -co --exclude-standard | tar -cf - -T - | tar -xf - -C $(DEB_DIR)/uswap
+	cd $(DEB_DIR)/uswap && dpkg-buildpackage -b -us -uc
+	@ls $(DEB_DIR)/*.deb
+
+test-deb:
+	bash tests/deb_check.sh .
+
 # Remove what the last `make install` put in place (meson's install log).
 uninstall:
 	ninja -C $(BUILD) uninstall
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ) $(DEB_DIR)

@@ -125,28 +125,7 @@ if [ "$(id -u)" = 0 ] && id nobody > /dev/null 2>&1; then
 	fi
 fi
 
-cat > "$dest/hello.c" <<'C'
-#include <stdio.h>
-#include <string.h>
-#include <uswap/uswap.h>
-
-int main(void)
-{
-	char err[256], page[USWAP_PAGE_SIZE], back[USWAP_PAGE_SIZE];
-	struct uswap *u;
-	uswap_entry_t e;
-
-	if (uswap_create(NULL, &u) || uswap_swapon_spec(u, "zram:16M", err, sizeof(err)) < 0)
-		return 1;
-	memset(page, 7, sizeof(page));
-	if (uswap_swap_out(u, page, 0, 0, &e) || uswap_swap_in(u, e, 0, back) < 0 ||
-	    memcmp(page, back, sizeof(page)) || uswap_swap_free(u, e, 0))
-		return 1;
-	uswap_destroy(u);
-	puts("ok");
-	return 0;
-}
-C
+cp "$(dirname "$0")/install_hello.c" "$dest/hello.c"
 export PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_PATH="$(dirname "$pc")"
 # The shared build needs no other library's .pc (no -dev package of
 # liblz4, libnbd ...): the public headers include none of them.
