@@ -30,11 +30,18 @@ export XDG_RUNTIME_DIR="$dir/xdg"
 # untouched tables included: tens of MiB per process that are not CMD's.
 unset MALLOC_PERTURB_
 run_probe "$uswap" "$dir"
-"$uswap" run --limit 16M --stats --json "$dir/t.json" -- "$helper" tree 96 \
-	> "$dir/out" 2> "$dir/err"
-rc=$?
-[ $rc = 0 ] || { cat "$dir/out" "$dir/err"; fail "exit status $rc"; }
-grep -q "^tree: ok" "$dir/out" || fail "the helper: $(cat "$dir/out")"
+
+# helper_run NAME LIMIT MODE MIB: run_helper MODE MIB under uswap run with
+# --stats and --json $dir/NAME.json; it must exit 0 saying "MODE: ok".
+helper_run() {
+	"$uswap" run --limit "$2" --stats --json "$dir/$1.json" -- "$helper" "$3" "$4" \
+		> "$dir/$1.out" 2> "$dir/$1.err"
+	rc=$?
+	[ $rc = 0 ] || { cat "$dir/$1.out" "$dir/$1.err"; fail "$1: exit status $rc"; }
+	grep -q "^$3: ok" "$dir/$1.out" || fail "$1: $(cat "$dir/$1.out")"
+}
+
+helper_run t 16M tree 96
 set -- $(python3 -c '
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -46,19 +53,15 @@ echo "# tree: peak $1 MiB anonymous, $2 processes, at least $3 MiB unmanaged, $4
 [ "$1" -le 128 ] || fail "tree peak $1 MiB for 96 MiB held: counted twice?"
 [ "$2" -ge 2 ] || fail "$2 processes at the peak: the daemonized grandchild left the tree"
 [ "$3" -ge 64 ] || fail "only $3 MiB said to be unmanaged of 96 MiB no pager held"
-grep -q "^  tree .*MiB anonymous RSS at its peak" "$dir/err" || fail "--stats has no tree line: $(cat "$dir/err")"
-grep -q "^  unmanaged .*MiB at least" "$dir/err" || fail "--stats has no unmanaged line: $(cat "$dir/err")"
+grep -q "^  tree .*MiB anonymous RSS at its peak" "$dir/t.err" || fail "--stats has no tree line: $(cat "$dir/t.err")"
+grep -q "^  unmanaged .*MiB at least" "$dir/t.err" || fail "--stats has no unmanaged line: $(cat "$dir/t.err")"
 
 # The limit is the tree's: four forked children with 48 MiB of malloc'd
 # memory each, held together, under --limit 32M. Each process had 32 MiB
 # of its own before (tree peak over 130 MiB); now the group's resident
 # peak stays at the limit, and the tree's anonymous RSS within it plus
 # the five agents' own memory.
-"$uswap" run --limit 32M --stats --json "$dir/f.json" -- "$helper" forkers 192 \
-	> "$dir/fout" 2> "$dir/ferr"
-rc=$?
-[ $rc = 0 ] || { cat "$dir/fout" "$dir/ferr"; fail "forkers: exit status $rc"; }
-grep -q "^forkers: ok" "$dir/fout" || fail "forkers: $(cat "$dir/fout")"
+helper_run f 32M forkers 192
 set -- $(python3 -c '
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -70,7 +73,7 @@ echo "# forkers: group resident peak $1 MiB of $2, $3 members, tree anonymous RS
 [ "$3" -ge 5 ] || fail "$3 pagers joined the group: CMD and its 4 children should have"
 [ "$1" -le 33 ] || fail "the tree held $1 MiB resident under a 32 MiB limit"
 [ "$4" -le 72 ] || fail "the tree's anonymous RSS peaked at $4 MiB under a 32 MiB limit"
-grep -q "^  resident peak .* limit (the tree's" "$dir/ferr" || fail "--stats: $(grep resident "$dir/ferr")"
+grep -q "^  resident peak .* limit (the tree's" "$dir/f.err" || fail "--stats: $(grep resident "$dir/f.err")"
 
 # --json -: the JSON goes to standard output after CMD's own output, which
 # stays (a regular file there is not emptied), and no file named - is made.
