@@ -12,7 +12,8 @@
 # processes_peak at least the two, unmanaged_anon_bytes_min most of it,
 # and --stats must say so. The limit is the tree's: four forked children
 # with 48 MiB each under --limit 32M stay within it together. --json -
-# writes the JSON on standard output after CMD's own. python3 reads the
+# writes the JSON on standard output after CMD's own. --limit takes 1.5G
+# and 12.5% (of RAM), and refuses 150% and 1.5. python3 reads the
 # JSON.
 # Skips (77) where `uswap run` cannot work here (see run_lib.sh).
 #
@@ -74,6 +75,25 @@ echo "# forkers: group resident peak $1 MiB of $2, $3 members, tree anonymous RS
 [ "$1" -le 33 ] || fail "the tree held $1 MiB resident under a 32 MiB limit"
 [ "$4" -le 72 ] || fail "the tree's anonymous RSS peaked at $4 MiB under a 32 MiB limit"
 grep -q "^  resident peak .* limit (the tree's" "$dir/f.err" || fail "--stats: $(grep resident "$dir/f.err")"
+
+# --limit as systemd's MemoryMax= users write it: a fraction of a unit, a
+# share of the machine's RAM (rounded down to pages); nonsense is a usage
+# error (2) before anything runs.
+for spec in 1.5G 12.5%; do
+	"$uswap" run --limit "$spec" --json "$dir/l.json" -- true 2> "$dir/l.err" ||
+		fail "--limit $spec: $(cat "$dir/l.err")"
+	python3 -c '
+import json, os, sys
+got = json.load(open(sys.argv[1]))["limit_bytes"]
+page = os.sysconf("SC_PAGE_SIZE")
+want = {"1.5G": 3 << 29, "12.5%": os.sysconf("SC_PHYS_PAGES") * page // 8 // page * page}[sys.argv[2]]
+assert got == want, (got, want)' "$dir/l.json" "$spec" || fail "--limit $spec: limit_bytes $(cat "$dir/l.json")"
+done
+for spec in 150% 1.5 abc% 0.5M; do
+	"$uswap" run --limit "$spec" -- true 2> "$dir/l.err"
+	rc=$?
+	[ $rc = 2 ] || fail "--limit $spec: exit $rc, want 2 (usage): $(cat "$dir/l.err")"
+done
 
 # --json -: the JSON goes to standard output after CMD's own output, which
 # stays (a regular file there is not emptied), and no file named - is made.

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 #include <time.h>
 
@@ -117,21 +118,77 @@ static int size_suffix_shift(const char *suffix)
 	return 10 * (int)(unit - units + 1);
 }
 
+/* The digits after a decimal point at @p (at most 9 count): the fraction
+ * as @num / @den. Return: the first byte after them, or NULL if none. */
+static const char *parse_fraction(const char *p, uint64_t *num, uint64_t *den)
+{
+	*num = 0;
+	*den = 1;
+	if (!isdigit((unsigned char)*p))
+		return NULL;
+	for (; isdigit((unsigned char)*p); p++) {
+		if (*den < 1000000000u) {
+			*num = *num * 10 + (uint64_t)(*p - '0');
+			*den *= 10;
+		}
+	}
+	return p;
+}
+
 int cli_parse_size(const char *s, uint64_t *bytes)
 {
-	uint64_t v;
+	uint64_t v, num = 0, den = 1;
+	const char *suffix;
 	char *end;
 	int shift, err;
 
 	err = parse_u64_raw(s, &v, &end);
 	if (err)
 		return err;
-	shift = size_suffix_shift(end);
+	suffix = end;
+	if (*suffix == '.' && !(suffix = parse_fraction(suffix + 1, &num, &den)))
+		return -EINVAL;
+	shift = size_suffix_shift(suffix);
 	if (shift < 0)
 		return shift;
+	if (den > 1 && !shift)
+		return -EINVAL; /* "1.5" bytes */
 	if (shift && v > (UINT64_MAX >> shift))
 		return -ERANGE;
 	*bytes = v << shift;
+	/* The fraction of the unit, rounded down to bytes. */
+	uint64_t part = (uint64_t)(((unsigned __int128)num << shift) / den);
+
+	if (*bytes > UINT64_MAX - part)
+		return -ERANGE;
+	*bytes += part;
+	return 0;
+}
+
+int cli_parse_mem_size(const char *s, uint64_t *bytes)
+{
+	size_t len = strlen(s);
+	uint64_t whole, num = 0, den = 1, ram;
+	const char *rest;
+	char *end;
+	int err;
+
+	if (!len || s[len - 1] != '%')
+		return cli_parse_size(s, bytes);
+	err = parse_u64_raw(s, &whole, &end);
+	if (err)
+		return err;
+	rest = end;
+	if (*rest == '.' && !(rest = parse_fraction(rest + 1, &num, &den)))
+		return -EINVAL;
+	if (rest != s + len - 1)
+		return -EINVAL;
+	if (whole > 100 || (whole == 100 && num))
+		return -ERANGE;
+	ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+	/* ram * (whole + num / den) / 100, in 128 bits: no overflow. */
+	*bytes = (uint64_t)(((unsigned __int128)ram * (whole * den + num)) / (den * 100));
+	*bytes -= *bytes % (uint64_t)sysconf(_SC_PAGESIZE);
 	return 0;
 }
 

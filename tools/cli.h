@@ -38,9 +38,17 @@ int cli_parse_int(const char *s, int min, int max, int *out);
 /*
  * cli_parse_size() - a byte count with an optional binary suffix:
  * "4096", "64K", "64M", "1G", "2T" (K/M/G/T are powers of 1024; "KiB",
- * "MB" and lower case are accepted too).
+ * "MB" and lower case are accepted too), with a fraction of the unit:
+ * "1.5G" (rounded down to bytes; not without a suffix).
+ * Return: 0, -EINVAL (not a size), -ERANGE (past 2^64 - 1).
  */
 int cli_parse_size(const char *s, uint64_t *bytes);
+/*
+ * cli_parse_mem_size() - cli_parse_size(), or a share of the machine's
+ * physical memory as systemd's MemoryMax= takes it: "50%", "12.5%"
+ * (0..100, rounded down to pages). Return: as cli_parse_size().
+ */
+int cli_parse_mem_size(const char *s, uint64_t *bytes);
 
 /* A positive, finite number of seconds: "2", "0.5". */
 int cli_parse_seconds(const char *s, double *seconds);

@@ -51,7 +51,8 @@ static const char usage_text[] =
 "\n"
 "Options:\n"
 "  -l, --limit SIZE    resident bytes of the heap, of the whole process\n"
-"                      tree together (default 256M; at least 1M)\n"
+"                      tree together (default 256M; at least 1M; 1.5G,\n"
+"                      or 50% of the machine's RAM)\n"
 "  --device SPEC       a swap device (repeatable; see 'uswap swapon --help')\n"
 "                      (default: 4 zram devices of 1G, equal priority)\n"
 "  --order N           folio order 0..4: pages swapped together (default 0)\n"
@@ -122,13 +123,14 @@ static int apply_option(struct run_opts *o, int opt, const char *arg)
 {
 	switch (opt) {
 	case 'l': {
-		int err = cli_parse_size(arg, &o->limit);
+		int err = cli_parse_mem_size(arg, &o->limit);
 
 		if (err == -ERANGE)
 			return cli_usage_error(CMD, "--limit '%s': too large", arg);
 		if (err || o->limit < (1u << 20))
 			return cli_usage_error(CMD, "--limit '%s': want a size of 1M or more "
-					       "(K, M, G, T suffixes)", arg);
+					       "(K, M, G, T suffixes, 1.5G; or a share of RAM: "
+					       "50%%)", arg);
 		return 0;
 	}
 	case OPT_DEVICE:
