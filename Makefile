@@ -8,7 +8,8 @@
 # Debian packages the build needs (Debian 12):
 DEBS := gcc meson ninja-build pkg-config liburcu-dev libcmocka-dev \
         liblz4-dev libzstd-dev liburing-dev libmimalloc-dev \
-        libjson-c-dev libnbd-dev nbdkit libsodium-dev stress-ng gnuplot-nox
+        libjson-c-dev libnbd-dev nbdkit libsodium-dev stress-ng gnuplot-nox \
+        bash-completion
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan

@@ -39,6 +39,8 @@ if command -v readelf > /dev/null; then
 	done
 fi
 [ -x "$(find "$dest" -path '*/bin/uswap-bench' | head -n1)" ] || fail "uswap-bench not installed"
+[ -e "$(find "$dest" -path '*/share/bash-completion/completions/uswap' | head -n1)" ] ||
+	fail "the bash completion is not installed"
 # Hardened as Debian builds: full RELRO (BIND_NOW), a stack protector or
 # fortified calls in each installed ELF file.
 if command -v readelf > /dev/null; then
