@@ -57,7 +57,7 @@ for page in man1/uswap.1 man1/uswap-run.1 man1/uswap-swapon.1 man1/uswap-status.
 	    man1/uswap-stress.1 man1/uswap-lab.1 man1/uswap-bench.1 man3/uswap.3 \
 	    man3/uswap_create.3 man3/uswap_swapon.3 man3/uswap_backend_open.3 \
 	    man3/uswap_alloc.3 man3/uswap_swap_out.3 man3/uswap_swapq_create.3 \
-	    man3/uswap_pager_create.3 man5/uswap-spec.5; do
+	    man3/uswap_pager_create.3 man5/uswap-spec.5 man5/uswap.conf.5; do
 	[ -e "$(find "$dest" -path "*/man/$page" | head -n1)" ] || fail "$page not installed"
 done
 # `man 3 NAME` works for every function the library exports: its own page

@@ -37,7 +37,6 @@
 #include <uswap/uswap.h>
 
 #define CMD "run"
-#define MAX_DEVICES 32
 
 static const char usage_text[] =
 "Usage: uswap run [OPTIONS] -- CMD [ARG]...\n"
@@ -71,7 +70,14 @@ static const char usage_text[] =
 "  --plot FILE.svg     draw resident heap, each device's use and the swap\n"
 "                      rates over time (read every 0.2 s) with gnuplot;\n"
 "                      skipped with a note if gnuplot is missing\n"
+"  --print-config      print the settings a run would use (the defaults,\n"
+"                      uswap.conf(5), these options) and where each came\n"
+"                      from; CMD is not needed\n"
 "  -h, --help          show this help\n"
+"\n"
+"Defaults come from SYSCONFDIR/uswap.conf, then $XDG_CONFIG_HOME/uswap.conf\n"
+"(else ~/.config/uswap.conf): [run] limit, order, heap, device (see\n"
+"uswap.conf(5)); the command line wins.\n"
 "\n"
 "The agent is $USWAP_PRELOAD if set (ignored in secure-execution mode:\n"
 "set-user-ID or with file capabilities), else, for the build tree's uswap\n"
@@ -89,8 +95,6 @@ static const char usage_text[] =
 "Exit status: CMD's (128+N when a signal ended it); 127 CMD not found, 126\n"
 "not executable; 1 uswap could not run it; 2 usage error.\n";
 
-enum { OPT_DEVICE = 256, OPT_ORDER, OPT_HEAP, OPT_STATS, OPT_JSON, OPT_PLOT, OPT_TRACE,
-       OPT_KILL_AFTER };
 
 static const struct option long_options[] = {
 	{ "limit",  required_argument, NULL, 'l' },
@@ -102,24 +106,13 @@ static const struct option long_options[] = {
 	{ "plot",   required_argument, NULL, OPT_PLOT },
 	{ "trace",  required_argument, NULL, OPT_TRACE },
 	{ "kill-after", required_argument, NULL, OPT_KILL_AFTER },
+	{ "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
 	{ "help",   no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
-struct run_opts {
-	uint64_t limit, heap;
-	unsigned int order;
-	const char *devices[MAX_DEVICES];
-	unsigned int nr_devices;
-	bool stats;
-	const char *json;
-	const char *plot;
-	const char *trace;
-	double kill_after;  /* seconds from SIGTERM to SIGKILL (guard) */
-	char **cmd;
-};
 
-static int apply_option(struct run_opts *o, int opt, const char *arg)
+int run_apply_option(struct run_options *o, int opt, const char *arg)
 {
 	switch (opt) {
 	case 'l': {
@@ -179,27 +172,62 @@ static int apply_option(struct run_opts *o, int opt, const char *arg)
 	return cli_usage_error(CMD, "unknown option");
 }
 
-static int parse_opts(int argc, char **argv, struct run_opts *o)
+/* Where the command line's own settings come from: itself. The first
+ * --device replaces the files' list. */
+static void note_cli(struct run_options *o, struct run_config *c, int opt)
+{
+	if (opt == 'l')
+		c->limit = RUN_SRC_CLI;
+	else if (opt == OPT_ORDER)
+		c->order = RUN_SRC_CLI;
+	else if (opt == OPT_HEAP)
+		c->heap = RUN_SRC_CLI;
+	else if (opt == OPT_DEVICE && c->devices != RUN_SRC_CLI) {
+		o->nr_devices = 0;
+		c->devices = RUN_SRC_CLI;
+	}
+}
+
+/* The options: built-in defaults, then uswap.conf(5), then the command
+ * line. Return: 0; -1 when done (--help, --print-config); or the usage
+ * error's status. */
+static int parse_opts(int argc, char **argv, struct run_options *o)
 {
 	static const char *const default_devices[] = { "zram:1G", "zram:1G", "zram:1G",
 						       "zram:1G" };
+	struct run_config c;
+	bool print = false;
 	int opt, err;
 
-	*o = (struct run_opts){ .limit = 256u << 20, .heap = UINT64_C(8) << 30,
+	*o = (struct run_options){ .limit = 256u << 20, .heap = UINT64_C(8) << 30,
 				.kill_after = 5 };
+	if ((err = run_config_load(o, &c)))
+		return err;
 	optind = 0;
 	/* '+': stop at CMD, whose options are its own. */
-	while ((opt = cli_next_option(CMD, argc, argv, "+:l:h", long_options, usage_text)) > 0)
-		if ((err = apply_option(o, opt, optarg)))
+	while ((opt = cli_next_option(CMD, argc, argv, "+:l:h", long_options, usage_text)) > 0) {
+		if (opt == OPT_PRINT_CONFIG) {
+			print = true;
+			continue;
+		}
+		note_cli(o, &c, opt);
+		if ((err = run_apply_option(o, opt, optarg)))
 			return err;
+	}
 	if (opt != CLI_OPT_END)
 		return opt == CLI_OPT_HELP ? -1 : CLI_EXIT_USAGE;
+	if (!o->nr_devices) {
+		for (unsigned int i = 0; i < 4; i++)
+			o->devices[o->nr_devices++] = default_devices[i];
+		c.devices = RUN_SRC_DEFAULT;
+	}
+	if (print) {
+		run_config_print(o, &c);
+		return -1;
+	}
 	if (optind >= argc)
 		return cli_usage_error(CMD, "missing CMD (uswap run [OPTIONS] -- CMD [ARG]...)");
 	o->cmd = argv + optind;
-	if (!o->nr_devices)
-		for (unsigned int i = 0; i < 4; i++)
-			o->devices[o->nr_devices++] = default_devices[i];
 	return 0;
 }
 
@@ -229,7 +257,7 @@ static int check_userfaultfd(void)
 
 /* Every device must open (a file's header, a size) before CMD starts,
  * all at once, so the same swap file named twice is refused here. */
-static int check_devices(const struct run_opts *o)
+static int check_devices(const struct run_options *o)
 {
 	struct uswap_backend *b[MAX_DEVICES];
 	char err[512];
@@ -326,7 +354,7 @@ static void forward(int sig, siginfo_t *si, void *uc)
 }
 
 /* The environment the agent reads (agent.h), then exec CMD. */
-static void exec_cmd(const struct run_opts *o, const char *agent, const char *stats,
+static void exec_cmd(const struct run_options *o, const char *agent, const char *stats,
 		     const char *group, pid_t parent)
 {
 	char buf[64], devices[MAX_DEVICES * 4200] = "", preload[8300];
@@ -503,7 +531,7 @@ static int wait_child(struct cli_plot *plot, struct run_tree *tree, struct run_g
  * Stats
  * ---------------------------------------------------------------------- */
 
-static int report(const struct run_opts *o, const char *stats, int json_fd, int status,
+static int report(const struct run_options *o, const char *stats, int json_fd, int status,
 		  const struct run_tree *tree, struct run_group *group)
 {
 	struct uswap_pager_group_stats gs;
@@ -536,7 +564,7 @@ static int check_output(const char *opt, const char *path, int flags, int *fd)
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_opts o;
+	struct run_options o;
 	char agent_buf[4200], stats[4200];
 	const char *tmp = getenv("TMPDIR");
 	pid_t parent = getpid();

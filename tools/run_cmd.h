@@ -5,12 +5,53 @@
 #ifndef USWAP_TOOLS_RUN_CMD_H
 #define USWAP_TOOLS_RUN_CMD_H
 
-/* `uswap run [OPTIONS] -- CMD [ARG]...`; argv[0] is "run". */
-int cmd_run(int argc, char **argv);
-
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* `uswap run [OPTIONS] -- CMD [ARG]...`; argv[0] is "run". */
+int cmd_run(int argc, char **argv);
+
+#define MAX_DEVICES 32
+
+/* The long options without a short one (getopt codes). */
+enum { OPT_DEVICE = 256, OPT_ORDER, OPT_HEAP, OPT_STATS, OPT_JSON, OPT_PLOT, OPT_TRACE,
+       OPT_KILL_AFTER, OPT_PRINT_CONFIG };
+
+struct run_options {
+	uint64_t limit, heap;
+	unsigned int order;
+	const char *devices[MAX_DEVICES];
+	unsigned int nr_devices;
+	bool stats;
+	const char *json;
+	const char *plot;
+	const char *trace;
+	double kill_after;  /* seconds from SIGTERM to SIGKILL (guard) */
+	char **cmd;
+};
+
+/* Set option @opt ('l' or OPT_*) of @o from @arg, as the command line
+ * does (the config file too). Return: 0, or the usage error's status
+ * after saying why. */
+int run_apply_option(struct run_options *o, int opt, const char *arg);
+
+/* run_config.c: the defaults of uswap.conf(5). Where a setting came from. */
+enum run_source { RUN_SRC_DEFAULT, RUN_SRC_SYSTEM, RUN_SRC_USER, RUN_SRC_CLI };
+struct run_config {
+	char path[2][4200];            /* [0] system file, [1] user file ("":
+					  none) */
+	enum run_source limit, order, heap, devices;
+};
+/*
+ * run_config_load() - apply the system file, then the user file, to @o
+ * (devices: the last file that names any replaces the list). Return: 0,
+ * or the usage error's status (a line that cannot be read or applied,
+ * said with the file and line).
+ */
+int run_config_load(struct run_options *o, struct run_config *c);
+/* Print the settings a run would use and where each came from. */
+void run_config_print(const struct run_options *o, const struct run_config *c);
 
 /* run_plot.c: one sample of --plot from @pid's status socket (nothing
  * if it does not answer). */
