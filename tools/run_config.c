@@ -59,9 +59,14 @@ static int setting(void *user, const char *section, const char *name, const char
 			l->o->nr_devices = 0; /* this file's list replaces the last */
 		l->devices_seen = true;
 		l->c->devices = l->src;
-		value = strdup(value); /* the options keep the pointer */
-		if (!value)
+		/* The options keep the pointer, for the whole run: kept here
+		 * too, so it stays reachable (it is never freed). */
+		static char *kept[MAX_DEVICES * 2];
+		static unsigned int nr_kept;
+
+		if (nr_kept == MAX_DEVICES * 2 || !(kept[nr_kept] = strdup(value)))
 			goto bad;
+		value = kept[nr_kept++];
 	} else {
 		fprintf(stderr, "uswap run: unknown setting '%s' (limit, order, heap, device)\n",
 			name);
