@@ -135,19 +135,33 @@ static const char *parse_fraction(const char *p, uint64_t *num, uint64_t *den)
 	return p;
 }
 
-int cli_parse_size(const char *s, uint64_t *bytes)
+/* A decimal number "12" or "12.5" at @s: @whole, and the fraction as
+ * @num / @den; *@rest the byte after it. Return: 0 or -EINVAL/-ERANGE. */
+static int parse_decimal(const char *s, uint64_t *whole, uint64_t *num, uint64_t *den,
+			 const char **rest)
 {
-	uint64_t v, num = 0, den = 1;
-	const char *suffix;
 	char *end;
-	int shift, err;
+	int err = parse_u64_raw(s, whole, &end);
 
-	err = parse_u64_raw(s, &v, &end);
+	*num = 0;
+	*den = 1;
 	if (err)
 		return err;
-	suffix = end;
-	if (*suffix == '.' && !(suffix = parse_fraction(suffix + 1, &num, &den)))
+	*rest = end;
+	if (*end == '.' && !(*rest = parse_fraction(end + 1, num, den)))
 		return -EINVAL;
+	return 0;
+}
+
+int cli_parse_size(const char *s, uint64_t *bytes)
+{
+	uint64_t v, num, den;
+	const char *suffix;
+	int shift, err;
+
+	err = parse_decimal(s, &v, &num, &den, &suffix);
+	if (err)
+		return err;
 	shift = size_suffix_shift(suffix);
 	if (shift < 0)
 		return shift;
@@ -168,19 +182,15 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 int cli_parse_mem_size(const char *s, uint64_t *bytes)
 {
 	size_t len = strlen(s);
-	uint64_t whole, num = 0, den = 1, ram;
+	uint64_t whole, num, den, ram;
 	const char *rest;
-	char *end;
 	int err;
 
 	if (!len || s[len - 1] != '%')
 		return cli_parse_size(s, bytes);
-	err = parse_u64_raw(s, &whole, &end);
+	err = parse_decimal(s, &whole, &num, &den, &rest);
 	if (err)
 		return err;
-	rest = end;
-	if (*rest == '.' && !(rest = parse_fraction(rest + 1, &num, &den)))
-		return -EINVAL;
 	if (rest != s + len - 1)
 		return -EINVAL;
 	if (whole > 100 || (whole == 100 && num))
