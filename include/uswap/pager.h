@@ -274,9 +274,13 @@ USWAP_API int uswap_region_destroy(struct uswap_pager *p, void *addr);
  * uswap_region_adopt() - make memory the process has mapped already a
  * region of @p, keeping its contents: a fork() child's copy of a region
  * its parent's pager had (the kernel dropped the child's userfaultfd
- * registration), taken over by a pager the child creates.
- * @addr, @size: private anonymous read-write memory, aligned to the folio
- *     size and a whole number of folios, in no other region.
+ * registration), taken over by a pager the child creates, or a mapping
+ * the program made for itself (the JVM's heap: reserved PROT_NONE,
+ * committed later).
+ * @addr, @size: private anonymous memory, aligned to the folio size and a
+ *     whole number of folios, in no other region. Parts that are not
+ *     read-write and have pages present must be locked at once with
+ *     uswap_region_mlock(): the evictor can neither read nor move them.
  * Every folio with a page present (mincore(2)) becomes resident and is
  * charged, its missing pages mapped as zeros; the others read as zeros
  * when touched. The charge may pass the limit: background reclaim (or the
@@ -290,6 +294,56 @@ USWAP_API int uswap_region_destroy(struct uswap_pager *p, void *addr);
  * region.
  */
 USWAP_API int uswap_region_adopt(struct uswap_pager *p, void *addr, size_t size);
+
+/*
+ * uswap_region_disown() - give an adopted region back to the program as
+ * plain memory, before an mremap(2) moves its pages where the pager has
+ * no bookkeeping: every swapped-out folio is read in, then the region
+ * leaves the pager (its slots freed, its charge dropped, the userfaultfd
+ * registration and write protection lifted) and its memory stays mapped.
+ * @addr: the region's first byte.
+ * Return: 0; -ENOENT (no region starts at @addr); -EIO (folios lost to
+ * read errors: they read as the poison fill or fault with SIGBUS).
+ * Thread-safety: any thread; waits for faults in flight on other regions.
+ * Follows nothing in the kernel, whose swap entries move with mremap().
+ */
+USWAP_API int uswap_region_disown(struct uswap_pager *p, void *addr);
+
+/*
+ * uswap_region_replaced() - the program put a new mapping over [@addr,
+ * @addr + @len) of a region (mmap(2) with MAP_FIXED, or munmap(2)): the
+ * pages there are gone, so their folios become untouched (NONE), their
+ * swap slots are freed and their charge dropped, with no write and no
+ * zap. With @anon (the new mapping is private anonymous memory) the range
+ * is registered with the userfaultfd again; otherwise the pager never
+ * sees a fault there. The kernel's equivalent: unmapping a range frees
+ * its swap entries (zap_pte_range() -> free_swap_and_cache()).
+ * @addr, @len: bytes, folio-aligned, inside one region.
+ * Return: 0; -EINVAL (alignment, or the range leaves its region);
+ * -ENOENT (@addr is in no region); the UFFDIO_REGISTER error.
+ * Thread-safety: any thread, with faults and reclaim running; call it
+ * both before and after the kernel's call (the first so no eviction reads
+ * the old pages while they go, the second for a fault that raced).
+ */
+USWAP_API int uswap_region_replaced(struct uswap_pager *p, void *addr, size_t len,
+				    bool anon);
+
+/*
+ * uswap_region_mlock() - keep [@addr, @addr + @len) of a region resident,
+ * as mlock(2) keeps pages in the kernel's memory: its swapped-out folios
+ * are read in (charged over the limit if need be; reclaim makes room
+ * elsewhere) and the clock never picks its folios until
+ * uswap_region_munlock(). Needed before the program makes a range
+ * PROT_NONE or read-only: the evictor can neither read nor move such
+ * folios. Not nested: one munlock undoes any number of mlocks.
+ * uswap_region_munlock() - let the clock pick them again.
+ * @addr, @len: bytes, folio-aligned, inside one region.
+ * Return: 0; -EINVAL; -ENOENT; -EIO (mlock: folios lost to read errors).
+ * Thread-safety: any thread, with faults and reclaim running; on return
+ * no eviction of the range is in flight.
+ */
+USWAP_API int uswap_region_mlock(struct uswap_pager *p, void *addr, size_t len);
+USWAP_API int uswap_region_munlock(struct uswap_pager *p, void *addr, size_t len);
 
 /*
  * uswap_region_discard() - drop a range of a region, as MADV_DONTNEED

@@ -20,8 +20,7 @@
 
 #define DISCARD_RUN 64 /* folios claimed and unmapped together */
 
-/* Own folio @idx whatever its state; return the state it had. */
-static uint32_t claim_any(_Atomic uint32_t *state)
+uint32_t folio_claim_any(_Atomic uint32_t *state)
 {
 	for (;;) {
 		uint32_t s = folio_wait_idle(state);
@@ -44,7 +43,7 @@ static void discard_run(struct uswap_pager *p, struct pager_region *r, size_t fi
 	for (unsigned int i = 0; i < n; i++) {
 		unsigned int st;
 
-		was[i] = claim_any(&r->state[first + i]);
+		was[i] = folio_claim_any(&r->state[first + i]);
 		st = pf_state(was[i]);
 		mapped |= st == PF_RESIDENT || st == PF_CLEAN || st == PF_POISONED;
 	}

@@ -16,10 +16,8 @@
 
 #include "pager/pager_internal.h"
 
-/* Bring one SWAPPED folio we own (MOVING) in; a read error poisons it as
- * a fault would. Context: unuse_lock held (the buffer). */
-static int load_folio(struct uswap_pager *p, struct pager_region *r, size_t idx,
-		      uint32_t s)
+int folio_load(struct uswap_pager *p, struct pager_region *r, size_t idx, uint32_t s,
+	       bool force)
 {
 	bool whole = (s & PF_WHOLE) != 0;
 	void *buf = p->unuse_buf;
@@ -30,7 +28,10 @@ static int load_folio(struct uswap_pager *p, struct pager_region *r, size_t idx,
 		folio_poison(p, r, idx, buf, rc);
 		return rc;
 	}
-	pager_charge(p, p->nr); /* held: over the limit, no eviction */
+	if (force)
+		pager_charge_mapped(p, p->nr);
+	else
+		pager_charge(p, p->nr); /* held: over the limit, no eviction */
 	rc = uffd_copy(p->uffd, folio_addr(r, idx), buf, p->folio_bytes, false);
 	WARN_ONCE(rc, "pager: UFFDIO_COPY in hold failed: %d", rc);
 	folio_free_slots(p, r, idx, whole);
@@ -58,7 +59,7 @@ static long load_region(struct uswap_pager *p, struct pager_region *r)
 		if (pf_state(s) != PF_SWAPPED)
 			continue;
 		pthread_mutex_lock(&p->unuse_lock);
-		lost += load_folio(p, r, idx, s) < 0;
+		lost += folio_load(p, r, idx, s, false) < 0;
 		pthread_mutex_unlock(&p->unuse_lock);
 	}
 	return lost;

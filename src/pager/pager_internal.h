@@ -123,6 +123,8 @@ struct pager_region {
 	_Atomic unsigned int ra_window; /* folios brought in ahead last time */
 	_Atomic long nr_errors;   /* folios lost to read errors */
 	_Atomic(void *) first_error; /* first address lost */
+	_Atomic uint8_t *locked;  /* per folio: 1 = mlocked (mapping.c), never
+				     picked for eviction */
 };
 
 #define PAGER_MAX_RA_PAGES 64 /* readahead window limit, pages */
@@ -416,6 +418,23 @@ void folios_swap_in(struct uswap_pager *p, struct pager_region *r, size_t idx,
  * Context: the caller owns the folio, or the region is unreachable. */
 void folio_free_slots(struct uswap_pager *p, struct pager_region *r, size_t idx,
 		      bool whole);
+
+/* ------------------------------------------------------------------------
+ * hold.c, discard.c, mapping.c: folios taken whatever they are doing
+ * ---------------------------------------------------------------------- */
+/* Bring one SWAPPED folio this thread owns (MOVING, state word @s) in and
+ * publish it RESIDENT; a read error poisons it as a fault would. @force
+ * charges it over the limit without reclaiming (kswapd makes room).
+ * Return: 0 or the read error. Context: p->unuse_lock held. */
+int folio_load(struct uswap_pager *p, struct pager_region *r, size_t idx, uint32_t s,
+	       bool force);
+/* Own folio @state whatever its state (DROPPING); return the state word
+ * it had. */
+uint32_t folio_claim_any(_Atomic uint32_t *state);
+/* mlock folios [@first, @last) of @r and bring the swapped ones in.
+ * Return: folios lost to read errors. Context: p->lock read-held. */
+long region_lock_range(struct uswap_pager *p, struct pager_region *r, size_t first,
+		       size_t last);
 
 /* ------------------------------------------------------------------------
  * group.c: charge groups shared between processes

@@ -401,7 +401,8 @@ static unsigned int clock_pick(struct uswap_pager *p, struct victim *v, unsigned
 		}
 		idx = p->hand_folio++;
 		s = atomic_load_explicit(&r->state[idx], memory_order_acquire);
-		if (pf_state(s) != PF_RESIDENT && pf_state(s) != PF_CLEAN)
+		if ((pf_state(s) != PF_RESIDENT && pf_state(s) != PF_CLEAN) ||
+		    atomic_load_explicit(&r->locked[idx], memory_order_relaxed))
 			continue;
 		if (s & PF_REF) {
 			/* A failed exchange means the folio changed: look at
@@ -417,6 +418,13 @@ static unsigned int clock_pick(struct uswap_pager *p, struct victim *v, unsigned
 							     memory_order_acquire,
 							     memory_order_relaxed))
 			continue;
+		/* mlocked meanwhile (region_lock_range()): give it back. With
+		 * the locker's fence, one of us sees the other's store. */
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(&r->locked[idx], memory_order_relaxed)) {
+			atomic_store_explicit(&r->state[idx], s, memory_order_release);
+			continue;
+		}
 		v[n].r = r;
 		v[n].idx = idx;
 		v[n].dirty = pf_state(s) == PF_RESIDENT;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * region.c - uswap_region_create(), uswap_region_destroy(),
- * uswap_region_adopt(), uswap_region_error(), and finding the region of
- * a fault address.
+ * uswap_region_adopt(), uswap_region_disown(), uswap_region_error(), and
+ * finding the region of a fault address.
  *
  * A region is folio-aligned anonymous memory registered with the pager's
  * userfaultfd in missing and write-protect modes. It is kept out of
@@ -74,6 +74,7 @@ static void region_free(struct pager_region *r)
 		munmap(r->map, r->map_len);
 	free((void *)r->state);
 	free((void *)r->slot);
+	free((void *)r->locked);
 	free(r);
 }
 
@@ -89,9 +90,12 @@ static struct pager_region *region_alloc_meta(struct uswap_pager *p, size_t size
 	r->nr_folios = size / p->folio_bytes;
 	r->state = calloc(r->nr_folios, sizeof(*r->state));
 	r->slot = calloc(size / USWAP_PAGE_SIZE, sizeof(*r->slot));
+	/* Big calloc()s are fresh mappings: a reservation of gigabytes costs
+	 * memory only where the program commits it. */
+	r->locked = calloc(r->nr_folios, sizeof(*r->locked));
 	atomic_init(&r->nr_errors, 0);
 	atomic_init(&r->first_error, NULL);
-	if (!r->state || !r->slot) {
+	if (!r->state || !r->slot || !r->locked) {
 		region_free(r);
 		return NULL;
 	}
@@ -344,6 +348,38 @@ USWAP_API int uswap_region_destroy(struct uswap_pager *p, void *addr)
 	region_release(p, r);
 	region_free(r);
 	return 0;
+}
+
+USWAP_API int uswap_region_disown(struct uswap_pager *p, void *addr)
+{
+	struct pager_region *r;
+	size_t pos;
+	long lost;
+
+	if (!p)
+		return -ENOENT;
+	pthread_rwlock_rdlock(&p->lock);
+	r = region_find(p, (uintptr_t)addr);
+	if (!r || r->base != addr) {
+		pthread_rwlock_unlock(&p->lock);
+		return -ENOENT;
+	}
+	/* Every folio in and locked: none is evicted before it leaves. */
+	lost = region_lock_range(p, r, 0, r->nr_folios);
+	pthread_rwlock_unlock(&p->lock);
+	pthread_rwlock_wrlock(&p->lock);
+	for (pos = 0; pos < p->nr_regions && p->regions[pos] != r; pos++)
+		;
+	if (pos == p->nr_regions) { /* destroyed meanwhile */
+		pthread_rwlock_unlock(&p->lock);
+		return -ENOENT;
+	}
+	region_remove(p, pos);
+	pthread_rwlock_unlock(&p->lock);
+	region_release(p, r); /* unregistering lifts write protection too */
+	r->map = NULL;        /* the memory is the program's again */
+	region_free(r);
+	return lost ? -EIO : 0;
 }
 
 void region_destroy_all(struct uswap_pager *p)
