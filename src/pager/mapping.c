@@ -4,10 +4,10 @@
  * pager: uswap_region_replaced(), uswap_region_mlock(),
  * uswap_region_munlock().
  *
- * `uswap run` adopts the anonymous mappings a program makes for itself
+ * A caller that adopts the anonymous mappings a program makes for itself
  * (the JVM's heap and V8's pages: reserved PROT_NONE, then committed with
- * mprotect() or mmap(MAP_FIXED)) and forwards what the program then does
- * to them:
+ * mprotect() or mmap(MAP_FIXED)) forwards what the program then does to
+ * them (`uswap run`'s agent does not yet: issue 23, item 2):
  *  - a new mapping over part of a region (mmap(MAP_FIXED), munmap()): the
  *    kernel throws the old pages away, so their slots and their charge go
  *    too, and an anonymous replacement is registered again (a new vma has
