@@ -40,12 +40,12 @@ int folio_load(struct uswap_pager *p, struct pager_region *r, size_t idx, uint32
 	return 0;
 }
 
-/* Every SWAPPED folio of @r in. Return: folios lost to read errors. */
-static long load_region(struct uswap_pager *p, struct pager_region *r)
+long region_load_range(struct uswap_pager *p, struct pager_region *r, size_t first,
+		       size_t last, bool force)
 {
 	long lost = 0;
 
-	for (size_t idx = 0; idx < r->nr_folios; idx++) {
+	for (size_t idx = first; idx < last; idx++) {
 		_Atomic uint32_t *state = &r->state[idx];
 		uint32_t s;
 
@@ -59,7 +59,7 @@ static long load_region(struct uswap_pager *p, struct pager_region *r)
 		if (pf_state(s) != PF_SWAPPED)
 			continue;
 		pthread_mutex_lock(&p->unuse_lock);
-		lost += folio_load(p, r, idx, s, false) < 0;
+		lost += folio_load(p, r, idx, s, force) < 0;
 		pthread_mutex_unlock(&p->unuse_lock);
 	}
 	return lost;
@@ -78,7 +78,8 @@ USWAP_API int uswap_pager_hold(struct uswap_pager *p)
 	pthread_rwlock_unlock(&p->lock);
 	pthread_rwlock_rdlock(&p->lock);
 	for (size_t i = 0; i < p->nr_regions; i++)
-		lost += load_region(p, p->regions[i]);
+		lost += region_load_range(p, p->regions[i], 0, p->regions[i]->nr_folios,
+					  false);
 	pthread_rwlock_unlock(&p->lock);
 	return lost ? -EIO : 0;
 }

@@ -97,31 +97,12 @@ USWAP_API int uswap_region_replaced(struct uswap_pager *p, void *addr, size_t le
 long region_lock_range(struct uswap_pager *p, struct pager_region *r, size_t first,
 		       size_t last)
 {
-	long lost = 0;
-
 	for (size_t idx = first; idx < last; idx++)
 		atomic_store_explicit(&r->locked[idx], 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
-	for (size_t idx = first; idx < last; idx++) {
-		_Atomic uint32_t *state = &r->state[idx];
-		uint32_t s;
-
-		/* Idle: an eviction that began before the lock has ended,
-		 * SWAPPED or kept RESIDENT. */
-		do {
-			s = folio_wait_idle(state);
-			if (pf_state(s) != PF_SWAPPED)
-				break;
-		} while (!atomic_compare_exchange_strong_explicit(
-				 state, &s, (s & PF_WHOLE) | PF_MOVING,
-				 memory_order_acquire, memory_order_relaxed));
-		if (pf_state(s) != PF_SWAPPED)
-			continue;
-		pthread_mutex_lock(&p->unuse_lock);
-		lost += folio_load(p, r, idx, s, true) < 0;
-		pthread_mutex_unlock(&p->unuse_lock);
-	}
-	return lost;
+	/* Waiting for each folio to be idle ends an eviction that began
+	 * before the lock (SWAPPED then, or kept RESIDENT). */
+	return region_load_range(p, r, first, last, true);
 }
 
 USWAP_API int uswap_region_mlock(struct uswap_pager *p, void *addr, size_t len)

@@ -428,6 +428,11 @@ void folio_free_slots(struct uswap_pager *p, struct pager_region *r, size_t idx,
  * Return: 0 or the read error. Context: p->unuse_lock held. */
 int folio_load(struct uswap_pager *p, struct pager_region *r, size_t idx, uint32_t s,
 	       bool force);
+/* Bring the SWAPPED folios [@first, @last) of @r in (folio_load()),
+ * waiting for busy ones first. Return: folios lost to read errors.
+ * Context: p->lock read-held. */
+long region_load_range(struct uswap_pager *p, struct pager_region *r, size_t first,
+		       size_t last, bool force);
 /* Own folio @state whatever its state (DROPPING); return the state word
  * it had. */
 uint32_t folio_claim_any(_Atomic uint32_t *state);
