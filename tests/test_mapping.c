@@ -217,6 +217,41 @@ static void test_mapping_mlock_keeps_protnone_data(void **state)
 	t_eq(uswap_region_destroy(pg, m), 0);
 }
 
+/* A locked range twice the limit: it can give no room back, so its
+ * charge leaves the limit (locked_bytes) instead of leaving every fault
+ * waiting for room; the rest still swaps within the limit. A discard
+ * inside it and the munlock bring the charge back where it belongs. */
+static void test_mapping_mlock_over_limit_goes_on(void **state)
+{
+	const size_t part = 2 * LIMIT;
+	struct uswap_pager_stats st;
+	char *m;
+
+	pager_start();
+	m = reserve();
+	t_eq(mprotect(m, SPAN, PROT_READ | PROT_WRITE), 0);
+	fill(m, SPAN, 8);
+	t_eq(uswap_region_mlock(pg, m, part), 0);
+	t_eq(mprotect(m, part, PROT_READ), 0);
+	st = pstats();
+	t_eq_u64(st.locked_bytes, part);
+	t_true(st.resident_bytes <= LIMIT);
+	fill(m + part, SPAN - part, 9);
+	t_eq_u64(bad_pages(m, part, 8), 0);
+	t_eq_u64(bad_pages(m + part, SPAN - part, 9), 0);
+	t_true(pstats().resident_bytes <= LIMIT + 64 * PAGE);
+	/* MADV_DONTNEED of a locked quarter: gone, and out of locked_bytes. */
+	t_eq(uswap_region_discard(pg, m, part / 4), 0);
+	t_eq_u64(pstats().locked_bytes, part - part / 4);
+	t_eq(mprotect(m, part, PROT_READ | PROT_WRITE), 0);
+	t_eq(uswap_region_munlock(pg, m, part), 0);
+	t_eq_u64(pstats().locked_bytes, 0);
+	fill(m, SPAN, 10);
+	t_eq_u64(bad_pages(m, SPAN, 10), 0);
+	t_eq(uswap_region_destroy(pg, m), 0);
+	t_eq_u64(pstats().resident_bytes, 0);
+}
+
 /* munmap() of a part: its slots and charge go (replaced, not anonymous),
  * and the rest keeps swapping. */
 static void test_mapping_munmap_part_frees_its_slots(void **state)
@@ -287,6 +322,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mapping_map_fixed_replaces_swapped_pages,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mapping_mlock_over_limit_goes_on, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_mapping_mlock_keeps_protnone_data,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mapping_munmap_part_frees_its_slots,

@@ -421,6 +421,10 @@ struct uswap_pager_stats {
 	uint64_t evict_pinned;       /* evictions refused because the kernel
 					holds a page of the folio pinned: it
 					stays resident */
+	uint64_t locked_bytes;       /* resident in mlocked folios
+					(uswap_region_mlock()): never evicted,
+					so outside resident_bytes and the
+					limit until munlocked */
 };
 
 /*

@@ -57,7 +57,10 @@ static void discard_run(struct uswap_pager *p, struct pager_region *r, size_t fi
 
 		if (st == PF_CLEAN || st == PF_SWAPPED)
 			folio_free_slots(p, r, first + i, (was[i] & PF_WHOLE) != 0);
-		if (st == PF_RESIDENT || st == PF_CLEAN)
+		/* A locked range stays locked (the program's protection is
+		 * unchanged), with nothing resident to hold apart. */
+		if ((st == PF_RESIDENT || st == PF_CLEAN) &&
+		    !folio_lock_drop_apart(p, r, first + i, true))
 			uncharge += p->nr;
 		atomic_store_explicit(&r->state[first + i], PF_NONE, memory_order_release);
 	}

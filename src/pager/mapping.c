@@ -7,7 +7,7 @@
  * A caller that adopts the anonymous mappings a program makes for itself
  * (the JVM's heap and V8's pages: reserved PROT_NONE, then committed with
  * mprotect() or mmap(MAP_FIXED)) forwards what the program then does to
- * them (`uswap run`'s agent does not yet: issue 23, item 2):
+ * them (`uswap run`'s agent: src/agent/adopt.c):
  *  - a new mapping over part of a region (mmap(MAP_FIXED), munmap()): the
  *    kernel throws the old pages away, so their slots and their charge go
  *    too, and an anonymous replacement is registered again (a new vma has
@@ -16,7 +16,8 @@
  *    not read a PROT_NONE folio, and UFFDIO_MOVE refuses to move between
  *    vmas of different protections, so the folios come in and stay in, as
  *    mlock()ed pages stay in the kernel's memory, until the range is
- *    read-write again.
+ *    read-write again. Their charge leaves the limit while they are
+ *    locked (they can give no room back) and comes back when unlocked.
  *
  * A locked folio is never picked by the clock. The lock is a byte per
  * folio beside its state word: the locker stores it and then waits for
@@ -68,19 +69,19 @@ USWAP_API int uswap_region_replaced(struct uswap_pager *p, void *addr, size_t le
 	}
 	for (size_t idx = first; idx < last; idx++) {
 		uint32_t s = folio_claim_any(&r->state[idx]);
+		bool apart = folio_lock_drop_apart(p, r, idx, false);
 
 		switch (pf_state(s)) {
 		case PF_CLEAN:
-			uncharge += p->nr;
+			uncharge += apart ? 0 : p->nr;
 			/* fall through */
 		case PF_SWAPPED:
 			folio_free_slots(p, r, idx, (s & PF_WHOLE) != 0);
 			break;
 		case PF_RESIDENT:
-			uncharge += p->nr;
+			uncharge += apart ? 0 : p->nr;
 			break;
 		}
-		atomic_store_explicit(&r->locked[idx], 0, memory_order_relaxed);
 		atomic_store_explicit(&r->state[idx], PF_NONE, memory_order_release);
 	}
 	if (uncharge)
@@ -94,15 +95,67 @@ USWAP_API int uswap_region_replaced(struct uswap_pager *p, void *addr, size_t le
 	return err;
 }
 
+bool folio_lock_drop_apart(struct uswap_pager *p, struct pager_region *r, size_t idx,
+			   bool keep_lock)
+{
+	uint8_t apart = FOLIO_LOCKED_APART;
+
+	if (!atomic_compare_exchange_strong_explicit(&r->locked[idx], &apart,
+						     keep_lock ? FOLIO_LOCKED : FOLIO_UNLOCKED,
+						     memory_order_relaxed, memory_order_relaxed)) {
+		if (!keep_lock)
+			atomic_store_explicit(&r->locked[idx], FOLIO_UNLOCKED,
+					      memory_order_relaxed);
+		return false;
+	}
+	atomic_fetch_sub_explicit(&p->locked_apart, p->nr, memory_order_relaxed);
+	return true;
+}
+
+/* Take the charge of the resident locked folios of [@first, @last) out of
+ * the limit. The folio is claimed meanwhile, so a discard or a MAP_FIXED
+ * cannot uncharge it between the look and the move. */
+static void lock_apart(struct uswap_pager *p, struct pager_region *r, size_t first,
+		       size_t last)
+{
+	uint64_t moved = 0;
+
+	for (size_t idx = first; idx < last; idx++) {
+		uint8_t held = FOLIO_LOCKED;
+		uint32_t s = folio_claim_any(&r->state[idx]);
+
+		if ((pf_state(s) == PF_RESIDENT || pf_state(s) == PF_CLEAN) &&
+		    atomic_compare_exchange_strong_explicit(&r->locked[idx], &held,
+							    FOLIO_LOCKED_APART,
+							    memory_order_relaxed,
+							    memory_order_relaxed))
+			moved += p->nr;
+		atomic_store_explicit(&r->state[idx], s, memory_order_release);
+	}
+	if (moved) {
+		atomic_fetch_add_explicit(&p->locked_apart, moved, memory_order_relaxed);
+		pager_uncharge(p, (unsigned int)moved);
+	}
+}
+
 long region_lock_range(struct uswap_pager *p, struct pager_region *r, size_t first,
 		       size_t last)
 {
-	for (size_t idx = first; idx < last; idx++)
-		atomic_store_explicit(&r->locked[idx], 1, memory_order_relaxed);
+	long lost;
+
+	for (size_t idx = first; idx < last; idx++) {
+		uint8_t unlocked = FOLIO_UNLOCKED;
+
+		atomic_compare_exchange_strong_explicit(&r->locked[idx], &unlocked,
+							FOLIO_LOCKED, memory_order_relaxed,
+							memory_order_relaxed);
+	}
 	atomic_thread_fence(memory_order_seq_cst);
 	/* Waiting for each folio to be idle ends an eviction that began
 	 * before the lock (SWAPPED then, or kept RESIDENT). */
-	return region_load_range(p, r, first, last, true);
+	lost = region_load_range(p, r, first, last, true);
+	lock_apart(p, r, first, last);
+	return lost;
 }
 
 USWAP_API int uswap_region_mlock(struct uswap_pager *p, void *addr, size_t len)
@@ -126,14 +179,20 @@ USWAP_API int uswap_region_munlock(struct uswap_pager *p, void *addr, size_t len
 {
 	struct pager_region *r;
 	size_t first, last;
+	uint64_t back = 0;
 	int err;
 
 	if (!p)
 		return -EINVAL;
+
 	pthread_rwlock_rdlock(&p->lock);
 	err = range_folios(p, addr, len, &r, &first, &last);
 	for (size_t idx = first; !err && idx < last; idx++)
-		atomic_store_explicit(&r->locked[idx], 0, memory_order_relaxed);
+		back += folio_lock_drop_apart(p, r, idx, false) ? p->nr : 0;
+	/* Evictable again: charged again, over the limit until reclaim
+	 * catches up. */
+	if (back)
+		pager_charge_mapped(p, back);
 	pthread_rwlock_unlock(&p->lock);
 	return err;
 }

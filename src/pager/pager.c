@@ -452,6 +452,7 @@ USWAP_API int uswap_pager_stats_get(struct uswap_pager *p, struct uswap_pager_st
 	full.limit_bytes = p->limit_pages * USWAP_PAGE_SIZE;
 	full.resident_bytes = atomic_load(&p->resident) * USWAP_PAGE_SIZE;
 	full.resident_peak_bytes = atomic_load(&p->resident_peak) * USWAP_PAGE_SIZE;
+	full.locked_bytes = atomic_load(&p->locked_apart) * USWAP_PAGE_SIZE;
 	pthread_rwlock_rdlock(&p->lock);
 	full.regions = p->nr_regions;
 	pthread_rwlock_unlock(&p->lock);

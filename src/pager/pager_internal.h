@@ -123,9 +123,15 @@ struct pager_region {
 	_Atomic unsigned int ra_window; /* folios brought in ahead last time */
 	_Atomic long nr_errors;   /* folios lost to read errors */
 	_Atomic(void *) first_error; /* first address lost */
-	_Atomic uint8_t *locked;  /* per folio: 1 = mlocked (mapping.c), never
-				     picked for eviction */
+	_Atomic uint8_t *locked;  /* per folio: FOLIO_LOCKED* (mapping.c):
+				     mlocked, never picked for eviction */
 };
+
+/* r->locked[] (mapping.c): a locked folio is never evicted. Once it is
+ * resident its charge is taken out of the limit (LOCKED_APART), as it
+ * can give no room back: a locked range larger than the limit would
+ * otherwise leave every fault waiting for room that never comes. */
+enum { FOLIO_UNLOCKED, FOLIO_LOCKED, FOLIO_LOCKED_APART };
 
 #define PAGER_MAX_RA_PAGES 64 /* readahead window limit, pages */
 #define PAGER_MAX_RA_FOLIOS PAGER_MAX_RA_PAGES
@@ -241,6 +247,8 @@ struct uswap_pager {
 
 	_Atomic uint64_t resident;      /* pages charged */
 	_Atomic uint64_t resident_peak;
+	_Atomic uint64_t locked_apart;  /* resident pages of locked folios,
+					   not charged (FOLIO_LOCKED_APART) */
 	/* The charge group (cfg.group), or NULL: the limit is then the
 	 * group's, and each charge goes to the group and to gslot too. */
 	struct pager_group *group;
@@ -436,10 +444,16 @@ long region_load_range(struct uswap_pager *p, struct pager_region *r, size_t fir
 /* Own folio @state whatever its state (DROPPING); return the state word
  * it had. */
 uint32_t folio_claim_any(_Atomic uint32_t *state);
-/* mlock folios [@first, @last) of @r and bring the swapped ones in.
- * Return: folios lost to read errors. Context: p->lock read-held. */
+/* mlock folios [@first, @last) of @r and bring the swapped ones in; the
+ * charge of the resident ones leaves the limit. Return: folios lost to
+ * read errors. Context: p->lock read-held. */
 long region_lock_range(struct uswap_pager *p, struct pager_region *r, size_t first,
 		       size_t last);
+/* Folio @idx of @r, claimed and leaving its mapping (discard, MAP_FIXED,
+ * munmap) or the pager: whether its charge was held apart (and so must
+ * not be uncharged); it stays locked if @keep_lock. */
+bool folio_lock_drop_apart(struct uswap_pager *p, struct pager_region *r, size_t idx,
+			   bool keep_lock);
 
 /* ------------------------------------------------------------------------
  * group.c: charge groups shared between processes

@@ -310,20 +310,22 @@ static void region_release(struct uswap_pager *p, struct pager_region *r)
 		uint32_t s = atomic_load_explicit(&r->state[idx], memory_order_acquire);
 
 		WARN_ONCE(pf_busy(s), "pager: folio busy at region destroy");
+		bool apart = folio_lock_drop_apart(p, r, idx, false);
+
 		switch (pf_state(s)) {
 		case PF_CLEAN:
-			charged += p->nr;
+			charged += apart ? 0 : p->nr;
 			/* fall through */
 		case PF_SWAPPED:
 			folio_free_slots(p, r, idx, (s & PF_WHOLE) != 0);
 			break;
 		case PF_RESIDENT:
-			charged += p->nr;
+			charged += apart ? 0 : p->nr;
 			break;
 		}
 	}
-	if (charged)
-		atomic_fetch_sub_explicit(&p->resident, charged, memory_order_relaxed);
+	if (charged) /* the group's charge too */
+		pager_uncharge(p, (unsigned int)charged);
 	uffd_unregister(p->uffd, r->base, r->size);
 }
 
