@@ -21,6 +21,13 @@
  *   forkers 4 forked children, each with SIZE/4 MiB of malloc'd memory
  *           written, held until all four have written theirs, then
  *           checked: the tree's limit must hold them together
+ *   reserve a runtime's heap: SIZE MiB reserved PROT_NONE, half committed
+ *           with mprotect (as V8 does), half with mmap(MAP_FIXED) (as the
+ *           JVM does), written and checked; a quarter made read-only
+ *           while the rest is rewritten, then writable again; a quarter
+ *           uncommitted (MAP_FIXED PROT_NONE) and recommitted reads zero,
+ *           MADV_DONTNEED reads zero; a forked child checks its copy and
+ *           writes its own; then unmapped in two pieces
  *   tree    SIZE/2 MiB mapped by the raw mmap system call (the agent never
  *           sees it) in this process and as much in a daemonized
  *           grandchild (its parent exits at once), both held together
@@ -183,6 +190,65 @@ static int mode_mmap(size_t n)
 	CHECK(!verify(p, n, 22, "mmap again"));
 	CHECK(munmap(p, n) == 0);
 	printf("mmap: ok\n");
+	return 0;
+}
+
+/* Each page of [@p, @p + @n) reads zero. */
+static int zeros(const unsigned char *p, size_t n, const char *who)
+{
+	for (size_t i = 0; i < n; i += 4096) {
+		if (p[i] || p[i + 4095]) {
+			printf("%s: page at byte %zu is not zero\n", who, i);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int mode_reserve(size_t n)
+{
+	const int rw = PROT_READ | PROT_WRITE, anon = MAP_PRIVATE | MAP_ANONYMOUS;
+	unsigned char *r = mmap(NULL, n, PROT_NONE, anon | MAP_NORESERVE, -1, 0);
+	size_t h = n / 2, q = n / 4;
+	pid_t pid;
+	int st;
+
+	CHECK(r != MAP_FAILED);
+	CHECK(mprotect(r, h, rw) == 0);
+	CHECK(mmap(r + h, h, rw, anon | MAP_FIXED, -1, 0) == r + h);
+	fill(r, n, 31);
+	CHECK(!verify(r, n, 31, "reserve committed"));
+	/* Read-only (as code or a sealed table) while the rest is rewritten
+	 * twice: the pager may not take those pages away. */
+	CHECK(mprotect(r, q, PROT_READ) == 0);
+	fill(r + q, n - q, 32);
+	fill(r + q, n - q, 33);
+	CHECK(!verify(r, q, 31, "reserve read-only"));
+	CHECK(mprotect(r, q, rw) == 0);
+	fill(r, q, 33);
+	CHECK(!verify(r, n, 33, "reserve writable again"));
+	/* Uncommit a quarter as the JVM does, commit it again: zeros. */
+	CHECK(mmap(r + h, q, PROT_NONE, anon | MAP_FIXED | MAP_NORESERVE, -1, 0) == r + h);
+	CHECK(mmap(r + h, q, rw, anon | MAP_FIXED, -1, 0) == r + h);
+	CHECK(!zeros(r + h, q, "reserve recommitted"));
+	CHECK(madvise(r + h + q, 65536, MADV_DONTNEED) == 0);
+	CHECK(!zeros(r + h + q, 65536, "reserve after MADV_DONTNEED"));
+	CHECK(!verify(r, h, 33, "reserve first half"));
+	fill(r + h, h, 34);
+	/* A forked child: its own copy of all of it. */
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		if (verify(r, h, 33, "reserve child") || verify(r + h, h, 34, "reserve child"))
+			_exit(1);
+		fill(r, n, 35);
+		_exit(verify(r, n, 35, "reserve child's own") ? 1 : 0);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(!verify(r, h, 33, "reserve parent after fork"));
+	CHECK(!verify(r + h, h, 34, "reserve parent after fork"));
+	CHECK(munmap(r + q, n - q) == 0 && munmap(r, q) == 0);
+	printf("reserve: ok\n");
 	return 0;
 }
 
@@ -379,7 +445,7 @@ int main(int argc, char **argv)
 	size_t n;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: run_helper alloc|fork|syscall|threads|mmap|realloc|discard|tree|forkers "
+		fprintf(stderr, "usage: run_helper alloc|fork|syscall|threads|mmap|realloc|discard|reserve|tree|forkers "
 			"SIZE_MIB\n");
 		return 2;
 	}
@@ -398,6 +464,8 @@ int main(int argc, char **argv)
 		return mode_realloc(n);
 	if (!strcmp(argv[1], "discard"))
 		return mode_discard(n);
+	if (!strcmp(argv[1], "reserve"))
+		return mode_reserve(n);
 	if (!strcmp(argv[1], "tree"))
 		return mode_tree(n);
 	if (!strcmp(argv[1], "forkers"))

@@ -28,7 +28,7 @@
 #include "agent/agent.h"
 
 struct agent agent;
-_Thread_local int t_internal;
+AGENT_TLS int t_internal;
 
 static uint64_t now_image_ns(void)
 {
@@ -357,6 +357,7 @@ __attribute__((constructor)) static void agent_start(void)
 	agent.pid = getpid();
 	image_ns = now_image_ns();
 	t_internal++;
+	agent_malloc_init();
 	agent_mmap_init();
 	held = agent_stdio_hold();
 	if ((rc = uswap_create(NULL, &agent.u))) {
@@ -401,12 +402,14 @@ static void prepare_fork(void)
 		if (rc) /* those folios fault with SIGBUS in both, as before */
 			fprintf(stderr, "uswap run: agent: before fork: %s\n", strerror(-rc));
 	}
+	agent_adopt_lock();
 	agent_mmap_lock();
 }
 
 static void parent_after_fork(void)
 {
 	agent_mmap_unlock();
+	agent_adopt_unlock();
 	if (!agent.detached && agent.p)
 		uswap_pager_release(agent.p);
 	t_internal--;
@@ -473,7 +476,9 @@ static void child_after_fork(void)
 				fprintf(stderr, "uswap run: agent: a forked child's pager: %s; "
 					"the child runs unswapped\n", strerror(-rc));
 		}
+		agent_adopt_child();
 	}
+	agent_adopt_unlock();
 	t_internal--;
 	pthread_mutex_unlock(&fork_lock);
 }

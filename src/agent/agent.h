@@ -79,8 +79,18 @@ struct agent {
 };
 
 extern struct agent agent;
-extern _Thread_local int t_internal; /* >0: this thread's allocations
-					never go to the region */
+/* The agent's thread-local variables use the initial-exec model: read
+ * at a fixed offset from the thread pointer. The default model for a
+ * shared library calls __tls_get_addr(), which reads the thread's DTV,
+ * and ld.so allocates a program thread's DTV with malloc: region memory
+ * that may be swapped out. A program thread that reads t_internal while
+ * it holds the pager's lock (adopt.c) would then fault on a page only
+ * the blocked handlers can bring in. The library is preloaded, so its
+ * TLS is static and the model applies. */
+#define AGENT_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+
+extern AGENT_TLS int t_internal; /* >0: this thread's allocations
+				    never go to the region */
 
 /* Whether @p points into the region (a region allocation). */
 static inline bool agent_owns(const void *p)
@@ -94,6 +104,33 @@ struct mi_heap_s;
  * or NULL when this thread or call must use glibc. */
 struct mi_heap_s *agent_heap(void);
 
+/* mmap.c: the next library's mmap family (libc's), or the system calls. */
+extern void *(*agent_real_mmap)(void *, size_t, int, int, int, off_t);
+extern int (*agent_real_munmap)(void *, size_t);
+extern void *(*agent_real_mremap)(void *, size_t, size_t, int, ...);
+extern int (*agent_real_madvise)(void *, size_t, int);
+extern int (*agent_real_mprotect)(void *, size_t, int);
+
+/* adopt.c: the mmap family on memory outside the region heap: the
+ * kernel's call, with the program's own anonymous mappings adopted as
+ * regions and their changes passed to the pager. Same returns and errno
+ * as the calls. Context: any thread; internal ones go straight through. */
+void *agent_adopt_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+int agent_adopt_munmap(void *addr, size_t len);
+int agent_adopt_mprotect(void *addr, size_t len, int prot);
+int agent_adopt_madvise(void *addr, size_t len, int advice);
+void *agent_adopt_mremap(void *old, size_t old_len, size_t new_len, int flags, void *fixed);
+/* adopt.c: hold the table across a fork (agent.c's handlers); in the
+ * child, once it has a pager (or is detached), adopt its copies. */
+void agent_adopt_lock(void);
+void agent_adopt_unlock(void);
+void agent_adopt_child(void);
+/* adopt.c: regions adopted now. */
+size_t agent_adopt_count(void);
+
+/* malloc.c: find ld.so, whose allocations stay glibc's; before the agent
+ * is ready. */
+void agent_malloc_init(void);
 /* mmap.c: look up the kernel's mmap family, before the agent is ready. */
 void agent_mmap_init(void);
 /* mmap.c: hold the table of mappings across a fork (agent.c's handlers). */

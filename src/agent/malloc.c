@@ -10,8 +10,18 @@
  * allocated before the agent started, or by the library, is freed right.
  * When the region is full an allocation falls back to glibc (counted):
  * the program keeps running, that memory is just never swapped.
+ *
+ * What ld.so allocates goes to glibc too: a thread's DTV and the TLS
+ * tables of dlopen()ed modules. __tls_get_addr() reads them on every
+ * thread-local access of a shared library (liburcu's and libc's among
+ * them), so in the region a pager thread, or a program thread holding
+ * the pager's lock, would fault on a page that only the pager can bring
+ * in. ld.so calls the malloc family through pointers bound to these
+ * functions, so the caller's return address tells it apart.
  */
 #include <dlfcn.h>
+#include <link.h>
+#include <sys/auxv.h>
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -32,7 +42,7 @@ extern void *__libc_memalign(size_t align, size_t size);
 
 /* mimalloc deletes a thread's heaps when the thread ends (what they
  * still hold moves to its backing heap, and frees of it keep working). */
-static _Thread_local mi_heap_t *t_heap;
+static AGENT_TLS mi_heap_t *t_heap;
 
 /* Run a mimalloc call as internal, so whatever mmap() or madvise() it
  * makes itself goes to the kernel, not back to us (mmap.c). */
@@ -45,10 +55,42 @@ static void mi_free_internal(void *p)
 	t_internal--;
 }
 
-/* The calling thread's heap in the region, or NULL: use glibc. */
-static mi_heap_t *region_heap(void)
+/* ld.so's mapped extent, [ldso_lo, ldso_hi); set before the agent is ready. */
+static uintptr_t ldso_lo, ldso_hi;
+
+static int find_ldso(struct dl_phdr_info *info, size_t size, void *base)
 {
-	if (t_internal || !atomic_load_explicit(&agent.ready, memory_order_acquire))
+	(void)size;
+	if (info->dlpi_addr != (uintptr_t)base)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (!ldso_lo || lo < ldso_lo)
+			ldso_lo = lo;
+		if (hi > ldso_hi)
+			ldso_hi = hi;
+	}
+	return 1;
+}
+
+void agent_malloc_init(void)
+{
+	uintptr_t base = getauxval(AT_BASE); /* 0 when ld.so ran as a program */
+
+	if (base)
+		dl_iterate_phdr(find_ldso, (void *)base);
+}
+
+/* The calling thread's heap in the region for a block asked for from
+ * @caller (a return address), or NULL: use glibc. */
+static mi_heap_t *region_heap_for(const void *caller)
+{
+	if (t_internal || !atomic_load_explicit(&agent.ready, memory_order_acquire) ||
+	    ((uintptr_t)caller >= ldso_lo && (uintptr_t)caller < ldso_hi))
 		return NULL;
 	if (!t_heap) {
 		t_internal++;
@@ -60,8 +102,10 @@ static mi_heap_t *region_heap(void)
 
 mi_heap_t *agent_heap(void)
 {
-	return region_heap();
+	return region_heap_for(NULL);
 }
+
+#define CALLER_HEAP() region_heap_for(__builtin_return_address(0))
 
 static void *fell_back(void *p)
 {
@@ -69,17 +113,21 @@ static void *fell_back(void *p)
 	return p;
 }
 
-API void *malloc(size_t size)
+static void *heap_malloc(mi_heap_t *h, size_t size)
 {
-	mi_heap_t *h = region_heap();
 	void *p = h ? MI(mi_heap_malloc(h, size)) : NULL;
 
 	return p ? p : h ? fell_back(__libc_malloc(size)) : __libc_malloc(size);
 }
 
+API void *malloc(size_t size)
+{
+	return heap_malloc(CALLER_HEAP(), size);
+}
+
 API void *calloc(size_t n, size_t size)
 {
-	mi_heap_t *h = region_heap();
+	mi_heap_t *h = CALLER_HEAP();
 	void *p = h ? MI(mi_heap_calloc(h, n, size)) : NULL;
 
 	return p ? p : h ? fell_back(__libc_calloc(n, size)) : __libc_calloc(n, size);
@@ -147,10 +195,10 @@ API void *realloc(void *p, size_t size)
 	mi_heap_t *h;
 
 	if (!p)
-		return malloc(size);
+		return heap_malloc(CALLER_HEAP(), size);
 	if (!agent_owns(p)) /* glibc's stays glibc's */
 		return __libc_realloc(p, size);
-	h = region_heap();
+	h = CALLER_HEAP();
 	if (h) {
 		void *q = MI(mi_heap_realloc(h, p, size));
 
@@ -176,7 +224,7 @@ API void *reallocarray(void *p, size_t n, size_t size)
 
 static void *aligned(size_t align, size_t size)
 {
-	mi_heap_t *h = region_heap();
+	mi_heap_t *h = region_heap_for(NULL); /* ld.so does not call these */
 	void *p = h ? MI(mi_heap_malloc_aligned(h, size, align)) : NULL;
 
 	if (p)

@@ -10,8 +10,10 @@
  * munmap() of it frees the block, mremap() resizes or moves it, and
  * madvise(MADV_DONTNEED or MADV_FREE) discards it: the pager drops those
  * folios with their charge and swap slots, and they read back as zeros.
- * Everything else, and every call from an internal thread (the pager's
- * own madvise and munmap of the region included), goes to the kernel.
+ * Everything else goes to the kernel, through adopt.c (which adopts the
+ * program's other anonymous mappings in place); every call from an
+ * internal thread (the pager's own madvise and munmap of the region
+ * included) goes straight to the kernel.
  *
  * The pager owns the region's mapping, so calls on region memory that
  * would change the mapping are emulated or refused: a partial munmap
@@ -80,11 +82,11 @@ static int sys_mprotect(void *addr, size_t len, int prot)
 	return (int)syscall(SYS_mprotect, addr, len, prot);
 }
 
-static void *(*real_mmap)(void *, size_t, int, int, int, off_t) = sys_mmap;
-static int (*real_munmap)(void *, size_t) = sys_munmap;
-static void *(*real_mremap)(void *, size_t, size_t, int, ...) = sys_mremap;
-static int (*real_madvise)(void *, size_t, int) = sys_madvise;
-static int (*real_mprotect)(void *, size_t, int) = sys_mprotect;
+void *(*agent_real_mmap)(void *, size_t, int, int, int, off_t) = sys_mmap;
+int (*agent_real_munmap)(void *, size_t) = sys_munmap;
+void *(*agent_real_mremap)(void *, size_t, size_t, int, ...) = sys_mremap;
+int (*agent_real_madvise)(void *, size_t, int) = sys_madvise;
+int (*agent_real_mprotect)(void *, size_t, int) = sys_mprotect;
 
 /* The blocks handed out as mappings, sorted by address; glibc memory. */
 static struct mapping { char *addr; size_t len; } *maps;
@@ -113,11 +115,11 @@ void agent_mmap_unlock(void)
 
 void agent_mmap_init(void)
 {
-	NEXT(real_mmap, "mmap");
-	NEXT(real_munmap, "munmap");
-	NEXT(real_mremap, "mremap");
-	NEXT(real_madvise, "madvise");
-	NEXT(real_mprotect, "mprotect");
+	NEXT(agent_real_mmap, "mmap");
+	NEXT(agent_real_munmap, "munmap");
+	NEXT(agent_real_mremap, "mremap");
+	NEXT(agent_real_madvise, "madvise");
+	NEXT(agent_real_mprotect, "mprotect");
 }
 
 static size_t page_round(size_t len)
@@ -216,7 +218,7 @@ static void *do_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 		if (p)
 			return p;
 	}
-	return real_mmap(addr, len, prot, flags, fd, off);
+	return agent_adopt_mmap(addr, len, prot, flags, fd, off);
 }
 
 /* Both names (off_t is 64 bits either way here); asm labels because
@@ -252,7 +254,7 @@ API int munmap(void *addr, size_t len)
 	int rc = 0;
 
 	if (t_internal || !agent_owns(addr))
-		return real_munmap(addr, len);
+		return agent_adopt_munmap(addr, len);
 	if ((uintptr_t)addr % PAGE || !len) {
 		errno = EINVAL;
 		return -1;
@@ -320,7 +322,7 @@ API void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 		va_start(ap, flags);
 		fixed = va_arg(ap, void *);
 		va_end(ap);
-		return real_mremap(old, old_len, new_len, flags, fixed);
+		return agent_adopt_mremap(old, old_len, new_len, flags, fixed);
 	}
 	if (!new_len || (flags & MREMAP_FIXED)) {
 		errno = EINVAL;
@@ -344,7 +346,7 @@ API void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 API int madvise(void *addr, size_t len, int advice)
 {
 	if (t_internal || !agent_owns(addr))
-		return real_madvise(addr, len, advice);
+		return agent_adopt_madvise(addr, len, advice);
 	/* Both free the memory; DONTNEED reads zero after it, FREE may (the
 	 * kernel's keeps a page not reclaimed yet), zero here too. */
 	if ((advice == MADV_DONTNEED || advice == MADV_FREE) && len)
@@ -355,7 +357,7 @@ API int madvise(void *addr, size_t len, int advice)
 API int mprotect(void *addr, size_t len, int prot)
 {
 	if (t_internal || !agent_owns(addr))
-		return real_mprotect(addr, len, prot);
+		return agent_adopt_mprotect(addr, len, prot);
 	if (prot == (PROT_READ | PROT_WRITE))
 		return 0;
 	errno = EACCES; /* the pager's mapping cannot change protection */
