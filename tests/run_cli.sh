@@ -144,8 +144,8 @@ for t in ts: t.join()
 ok = bad == 0 and hashlib.sha256(data).hexdigest() == want
 print("python threads: ok" if ok else "python threads: MISMATCH")
 PY
-	timeout 240 "$uswap" run --limit 12M -- python3 "$dir/pyt.py" > "$dir/pyt.out" 2>&1 ||
-		fail "python3 threads + fork (a hang ends in timeout): $(cat "$dir/pyt.out")"
+	run_watched 240 "$dir/pyt.out" "$uswap" run --limit 12M -- python3 "$dir/pyt.py" ||
+		fail "python3 threads + fork (a hang ends with its threads described): $(cat "$dir/pyt.out")"
 	grep -q "python threads: ok" "$dir/pyt.out" || fail "python3 threads: $(cat "$dir/pyt.out")"
 	# Counters survive an exec (the image's line is written before it),
 	# and a failed exec does not count them twice: the three runs swap
