@@ -296,6 +296,7 @@ struct uswap_pager {
 	size_t stage_slot_bytes;        /* batch_folios folios */
 	unsigned int nr_stage;          /* slots */
 	_Atomic uint64_t stage_busy;    /* bit per slot held by a pass */
+	int stage_pagemap;              /* /proc/self/pagemap, or -1 */
 
 	void *zero;                     /* 1 + ra_folios folios of zeroes */
 	struct pager_rmap rmap;

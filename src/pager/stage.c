@@ -26,6 +26,15 @@
  * page when no one else maps it) and tries once more; a second EBUSY is a
  * pin.
  *
+ * A failed UFFDIO_MOVE is not taken at its word. On the 6.18 kernel, a
+ * move right after such an unshare has been seen to move the first page
+ * and answer -EEXIST with no progress; the evictor, believing the folio
+ * still in place, write-protected and read it there, and faulted on the
+ * hole it had made itself: a handler that waits for itself (a python job
+ * forking while threads allocate hung about once in a hundred runs). So
+ * after a failure the page tables are read (pagemap): a source page gone
+ * and a destination page present is a page moved.
+ *
  * The area is one mapping registered with the pager's userfaultfd
  * (UFFDIO_MOVE moves only between ranges of one userfaultfd), cut into
  * slots of one reclaim pass each (p->batch_folios folios); each thread
@@ -33,8 +42,11 @@
  * passes: the pass zaps what it moved in before it gives the slot back.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stdint.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "pager/pager_internal.h"
 
@@ -51,6 +63,7 @@ int stage_init(struct uswap_pager *p)
 	void *m;
 	int err;
 
+	p->stage_pagemap = -1;
 	if (!p->has_move || (p->cfg.flags & USWAP_PAGER_NO_MOVE))
 		return 0;
 	if (slots > STAGE_MAX_SLOTS)
@@ -70,6 +83,8 @@ int stage_init(struct uswap_pager *p)
 	}
 	p->stage = m;
 	p->nr_stage = slots;
+	/* Without it (no /proc), a failed move is believed as before. */
+	p->stage_pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	return 0;
 }
 
@@ -77,6 +92,8 @@ void stage_fini(struct uswap_pager *p)
 {
 	if (!p->stage)
 		return;
+	if (p->stage_pagemap >= 0)
+		close(p->stage_pagemap);
 	munmap(p->stage, p->nr_stage * p->stage_slot_bytes);
 	p->stage = NULL;
 }
@@ -125,6 +142,47 @@ static bool page_unshare(struct uswap_pager *p, char *addr)
 	return madvise(addr, USWAP_PAGE_SIZE, MADV_POPULATE_WRITE) == 0;
 }
 
+/* The pagemap entry of @addr (bit 63 present, bit 62 swapped; 0: no
+ * page), or UINT64_MAX when it cannot be read. */
+static uint64_t pagemap_entry(struct uswap_pager *p, const char *addr)
+{
+	uint64_t e;
+	off_t off = (off_t)((uintptr_t)addr / USWAP_PAGE_SIZE * sizeof(e));
+
+	if (p->stage_pagemap < 0 || pread(p->stage_pagemap, &e, sizeof(e), off) != sizeof(e))
+		return UINT64_MAX;
+	return e;
+}
+
+/* After a failed move: did the page at @src go to @dst all the same? */
+static bool page_moved(struct uswap_pager *p, const char *dst, const char *src)
+{
+	uint64_t s = pagemap_entry(p, src), d = pagemap_entry(p, dst);
+
+	return s == 0 && d != UINT64_MAX && (d >> 63) & 1;
+}
+
+/* uffd_move() of [@src, @src + @len) to @dst, with the pages a failure
+ * moved anyway counted as moved. Return, *@moved: as uffd_move(). */
+static int move_checked(struct uswap_pager *p, char *dst, char *src, size_t len,
+			size_t *moved)
+{
+	*moved = 0;
+	for (;;) {
+		size_t n = 0;
+		int err = uffd_move(p->uffd, dst + *moved, src + *moved, len - *moved, &n);
+
+		*moved += n;
+		if (!err)
+			return 0;
+		if (!page_moved(p, dst + *moved, src + *moved))
+			return err;
+		*moved += USWAP_PAGE_SIZE; /* moved, whatever the answer said */
+		if (*moved == len)
+			return 0;
+	}
+}
+
 long stage_move_out(struct uswap_pager *p, char *dst, char *src, size_t len, int *errp)
 {
 	size_t done = 0;
@@ -132,7 +190,7 @@ long stage_move_out(struct uswap_pager *p, char *dst, char *src, size_t len, int
 
 	for (;;) {
 		size_t moved = 0;
-		int err = uffd_move(p->uffd, dst + done, src + done, len - done, &moved);
+		int err = move_checked(p, dst + done, src + done, len - done, &moved);
 
 		done += moved;
 		if (!err)
@@ -153,7 +211,7 @@ int stage_move_back(struct uswap_pager *p, char *dst, char *src, size_t len)
 
 	if (!len)
 		return 0;
-	err = uffd_move(p->uffd, dst, src, len, &moved);
+	err = move_checked(p, dst, src, len, &moved);
 	if (!err)
 		return 0;
 	/* Not expected (the program's threads wait while the pages are
