@@ -9,7 +9,7 @@
 DEBS := gcc meson ninja-build pkg-config liburcu-dev libcmocka-dev \
         liblz4-dev libzstd-dev liburing-dev libmimalloc-dev \
         libjson-c-dev libnbd-dev nbdkit libsodium-dev stress-ng gnuplot-nox \
-        bash-completion libinih-dev default-jdk-headless nodejs
+        bash-completion libinih-dev libsmartcols-dev default-jdk-headless nodejs
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan

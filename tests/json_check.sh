@@ -46,7 +46,7 @@ check() {
 	fi
 }
 
-check swapon ok spec device warnings -- \
+check swapon version ok spec device warnings -- \
 	"$uswap" swapon --dry-run faulty:read=0.01:zram:64M:zstd --json
 check lab_list -- "$uswap" lab list --json
 check lab_costs lock line page_out jitter -- "$uswap" lab costs --json
@@ -65,7 +65,11 @@ check bench_lock benchmark line_ns handover_ns -- \
 	"$uswap" bench lock --ops 10000 --repeat 1 --json
 check bench_usemem workers limit_bytes per_worker -- \
 	"$uswap" bench usemem -n 1 -s 8M --limit 4M --json
-XDG_RUNTIME_DIR="$dir" check status -- "$uswap" status --json
+XDG_RUNTIME_DIR="$dir" check status version processes -- "$uswap" status --json
+XDG_RUNTIME_DIR="$dir" check status_show version swapdevices -- "$uswap" status --show --json
+XDG_RUNTIME_DIR="$dir" check status_zram version zramdevices -- "$uswap" status --zram --json
+XDG_RUNTIME_DIR="$dir" check status_processes version processes -- "$uswap" status --processes --json
+XDG_RUNTIME_DIR="$dir" check swapon_show version swapdevices -- "$uswap" swapon --show --json
 
 # A spec that is not UTF-8 (refused, exit 2): its JSON still is UTF-8.
 "$uswap" swapon --dry-run "$(printf 'ram:\377\37616M')" --json > "$dir/utf8.json" 2> /dev/null

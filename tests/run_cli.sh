@@ -38,9 +38,11 @@ for mode in alloc fork syscall threads mmap; do
 	[ "${swpin:-0}" -gt 0 ] || fail "$mode: nothing was swapped in: $(cat "$dir/$mode.err")"
 done
 
-# --stats ends with zramctl's columns for the default zram devices.
-grep -q "^  zram  *NAME  *ALGORITHM  *DISKSIZE  *DATA  *COMPR  *TOTAL" "$dir/alloc.err" &&
-	grep -q "^  *zram0  *lz4  *1G " "$dir/alloc.err" ||
+# --stats ends with swapon --show's and zramctl's columns for the default
+# zram devices.
+grep -A1 "^  zram$" "$dir/alloc.err" | grep -q "^  *NAME  *ALGORITHM  *DISKSIZE  *DATA  *COMPR  *TOTAL$" &&
+	grep -q "^  *zram0  *lz4  *1G " "$dir/alloc.err" &&
+	grep -A1 "^  devices$" "$dir/alloc.err" | grep -q "^  *NAME  *TYPE  *SIZE  *USED  *PRIO$" ||
 	fail "--stats: no zram table: $(cat "$dir/alloc.err")"
 
 # The forked child swapped too: it had a pager of its own.
@@ -182,8 +184,10 @@ fi
 
 # 3b. Tiers: a small zram device first, an NBD export (nbdkit on a unix
 # socket in $dir) below it; incompressible data fills zram and the rest
-# goes to the export; every byte is checked (skipped without nbdkit).
-if command -v nbdkit > /dev/null && [ -x /usr/bin/python3 ]; then
+# goes to the export; every byte is checked (skipped without nbdkit, or
+# in a build without the nbd device).
+if command -v nbdkit > /dev/null && [ -x /usr/bin/python3 ] &&
+	built_with "$uswap" nbd:nbd://127.0.0.1/x; then
 	nbdkit -U "$dir/nbd.sock" -P "$dir/nbd.pid" memory 256M || fail "nbdkit did not start"
 	trap 'kill $(cat "$dir/nbd.pid" 2>/dev/null) 2>/dev/null; rm -rf "$dir"' EXIT INT TERM
 	for i in $(seq 50); do [ -S "$dir/nbd.sock" ] && break; sleep 0.1; done
@@ -208,8 +212,9 @@ assert nbd > 8192, "the export below zram holds %d KiB: %s" % (nbd, d["devices"]
 	kill "$(cat "$dir/nbd.pid")"
 fi
 
-# 3c. An encrypted device under a real program: every byte back.
-if [ -x /usr/bin/python3 ]; then
+# 3c. An encrypted device under a real program: every byte back (skipped
+# in a build without the crypt device).
+if [ -x /usr/bin/python3 ] && built_with "$uswap" crypt:ram:128M; then
 	"$uswap" run --limit 16M --device crypt:ram:128M --json "$dir/crypt.json" -- \
 		/usr/bin/python3 -c '
 import hashlib, os, sys
@@ -242,19 +247,49 @@ time.sleep(30)' > "$dir/live.out" 2>&1 &
 		fail "uswap status --json: exit $?"
 	python3 -c '
 import json, sys
-a = json.load(open(sys.argv[1]))
+doc = json.load(open(sys.argv[1]))
+assert doc["version"] == 1, doc
+a = doc["processes"]
 assert len(a) == 1, a
 o = a[0]
 assert o["limit_bytes"] == 16 << 20 and len(o["devices"]) == 4, o
 assert sum(o["swpout"]) > 0 and o["resident_bytes"] <= o["limit_bytes"], o
 assert all(d["type"] == "partition" for d in o["devices"]), o
 assert all(d["zram"]["algorithm"] == "lz4" and d["zram"]["orig_data_size"] >= 0 for d in o["devices"]), o
-assert all(d["backend"]["comp_algorithm"] == "lz4" and int(d["backend"]["num_writes"]) >= 0 for d in o["devices"]), o
+assert all(d["backend"]["comp_algorithm"] == "lz4" and d["backend"]["num_writes"] >= 0 for d in o["devices"]), o
 ' "$dir/st.json" || fail "uswap status --json: $(cat "$dir/st.json")"
 	XDG_RUNTIME_DIR="$dir/xdg" "$uswap" status > "$dir/st.txt" || fail "uswap status: exit $?"
 	grep -q "^  NAME  *TYPE  *SIZE  *USED  *PRIO" "$dir/st.txt" || fail "uswap status: $(cat "$dir/st.txt")"
 	grep -q "^  NAME  *ALGORITHM  *DISKSIZE  *DATA  *COMPR  *TOTAL" "$dir/st.txt" ||
 		fail "uswap status, zram: $(cat "$dir/st.txt")"
+	# The tables (libsmartcols), with util-linux's options, agree with
+	# the full state: sizes in bytes, the columns asked for, the JSON in
+	# lsblk's shape.
+	st() { XDG_RUNTIME_DIR="$dir/xdg" "$uswap" "$@"; }
+	st status --show --bytes --noheadings --raw > "$dir/show.txt" || fail "status --show: exit $?"
+	awk '$3 != "partition" || $4 != 1073737728 || $6 != -1 { bad = 1 } END { exit bad || NR != 4 }' \
+		"$dir/show.txt" || fail "status --show -b -n -r: $(cat "$dir/show.txt")"
+	st status --processes -o pid,LIMIT,resident --bytes -n -r > "$dir/proc.txt" || fail "status --processes: exit $?"
+	awk '{ exit !(NF == 3 && $2 == 16777216 && $3 <= 16777216) }' "$dir/proc.txt" ||
+		fail "status --processes -o: $(cat "$dir/proc.txt")"
+	st status --zram --output-all --json > "$dir/zram.json" || fail "status --zram --json: exit $?"
+	st swapon --show=NAME,USED --json > "$dir/sw.json" || fail "swapon --show --json: exit $?"
+	python3 -c '
+import json, sys
+full = json.load(open(sys.argv[1]))["processes"][0]
+z = json.load(open(sys.argv[2]))
+assert z["version"] == 1 and len(z["zramdevices"]) == 4, z
+for row in z["zramdevices"]:
+    assert set(row) == {"pid", "name", "algorithm", "disksize", "data", "compr", "total",
+                        "mem-limit", "mem-used", "zero-pages", "migrated"}, row
+    assert row["algorithm"] == "lz4" and row["disksize"] == 1 << 30, row
+sw = json.load(open(sys.argv[3]))
+assert sw["version"] == 1 and [set(r) for r in sw["swapdevices"]] == [{"name", "used"}] * 4, sw
+assert sum(r["used"] for r in sw["swapdevices"]) > 0, sw
+assert sorted(r["name"] for r in sw["swapdevices"]) == sorted(d["name"] for d in full["devices"]), sw
+' "$dir/st.json" "$dir/zram.json" "$dir/sw.json" || fail "tables: $(cat "$dir/zram.json" "$dir/sw.json")"
+	st status --show -o NAME,NOSUCH > /dev/null 2> "$dir/col.err"
+	[ $? = 2 ] && grep -q "unknown column 'NOSUCH'" "$dir/col.err" || fail "unknown column: $(cat "$dir/col.err")"
 	[ "$(stat -c %a "$dir/xdg/uswap")" = 700 ] || fail "status dir not 0700"
 	# A socket that never answers is skipped (rc 1, said), not waited for.
 	python3 -c 'import socket, sys, time
@@ -267,7 +302,7 @@ print("up", flush=True); c, _ = s.accept(); time.sleep(60)' "$dir/xdg/uswap/9999
 	kill $mute 2> /dev/null; wait $mute 2> /dev/null; rm -f "$dir/xdg/uswap/999999.sock"
 	[ $rc = 1 ] || fail "status with a mute socket: exit $rc, want 1"
 	grep -q "did not answer" "$dir/st2.err" || fail "status, mute socket: $(cat "$dir/st2.err")"
-	python3 -c 'import json, sys; assert len(json.load(open(sys.argv[1]))) == 1' "$dir/st2.json" ||
+	python3 -c 'import json, sys; assert len(json.load(open(sys.argv[1]))["processes"]) == 1' "$dir/st2.json" ||
 		fail "status, mute socket: the live program was not listed"
 	# A status directory that is a symlink is not read.
 	mkdir -m 700 "$dir/xdg2" && ln -s "$dir/xdg/uswap" "$dir/xdg2/uswap"
@@ -298,9 +333,11 @@ kill -TERM $pid
 wait $pid
 [ $? = 143 ] || fail "SIGTERM: exit status, want 143"
 # SIGUSR1 also goes to CMD (dies of it: 138), and the stats file goes.
-stats_glob="${TMPDIR:-/tmp}/uswap-run-stats-*"
+# A TMPDIR of its own: other tests' runs make and remove stats files too.
+mkdir "$dir/usr1"
+stats_glob="$dir/usr1/uswap-run-stats-*"
 before=$(ls $stats_glob 2> /dev/null | wc -l)
-"$uswap" run -- sleep 30 &
+TMPDIR="$dir/usr1" "$uswap" run -- sleep 30 &
 pid=$!
 sleep 1
 kill -USR1 $pid

@@ -75,6 +75,9 @@ void run_group_end(struct run_group *g, struct uswap_pager_group_stats *st);
 /* run_tree.c: CMD's tree as the kernel sees it (anonymous RSS of every
  * process below @top but @skip), sampled every RUN_TREE_PERIOD_MS. */
 #define RUN_TREE_PERIOD_MS 50
+/* The version of `uswap run --json`'s object: raised when a key is
+ * renamed or removed (uswap-run(1)). */
+#define RUN_JSON_VERSION 1
 struct run_tree {
 	pid_t top;               /* `uswap run` itself: the tree's subreaper */
 	pid_t skip;              /* its guard process, not CMD's */

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "run_cmd.h"
 #include "status_cmd.h"
+#include "table.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -227,25 +228,25 @@ static void print_health(json_object *devs)
 	}
 }
 
-/* The root process's devices as /proc/swaps' columns (at its exit). */
+/* The root process's devices as swapon --show and zramctl print them
+ * (at its exit). */
 static void print_devices(json_object *sum)
 {
+	static const char indent[] = "                  ";
+	const struct cli_table_opts t = { 0 };
 	json_object *devs;
 
-	fprintf(stderr, "  %-16s%-16s%10s %10s %6s\n", "devices", "NAME", "SIZE", "USED", "PRIO");
 	if (!json_object_object_get_ex(sum, "devices", &devs))
 		return;
-	for (size_t i = 0; i < json_object_array_length(devs); i++) {
-		json_object *d = json_object_array_get_idx(devs, i), *name;
-
-		json_object_object_get_ex(d, "name", &name);
-		fprintf(stderr, "  %-16s%-16s%9lldK %9lldK %6lld\n", "",
-			name ? json_object_get_string(name) : "?",
-			(long long)get_i64(d, "size_kb"), (long long)get_i64(d, "used_kb"),
-			(long long)get_i64(d, "prio"));
-	}
+	fprintf(stderr, "  devices\n");
+	status_print_devices(stderr, sum, indent, &t);
 	print_health(devs);
-	status_print_zram(stderr, devs, "  zram            ", "                  ");
+	for (size_t i = 0; i < json_object_array_length(devs); i++)
+		if (json_object_object_get_ex(json_object_array_get_idx(devs, i), "zram", NULL)) {
+			fprintf(stderr, "  zram\n");
+			status_print_zram(stderr, sum, indent, &t);
+			break;
+		}
 }
 
 /* The tree as the kernel saw it, and how much of its anonymous memory no
@@ -357,6 +358,7 @@ static int write_json(const char *path, int fd, json_object *sum)
 	f = fdopen(dup(fd), "w");
 	if (!f)
 		return cli_runtime_error(CMD, "--json %s: %s", path, strerror(errno));
+	json_object_object_add(sum, "version", json_object_new_int(RUN_JSON_VERSION));
 	fprintf(f, "%s\n", json_object_to_json_string_ext(sum, JSON_C_TO_STRING_PLAIN));
 	/* A write error of a full buffer shows in ferror() only. */
 	if (fflush(f) || ferror(f)) {

@@ -13,6 +13,7 @@
  */
 #include "cli.h"
 #include "status_cmd.h"
+#include "table.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -34,20 +35,37 @@
 #define CMD "status"
 
 static const char usage_text[] =
-"Usage: uswap status [--json] [--watch SECONDS] [PID]\n"
+"Usage: uswap status [options] [PID]\n"
 "\n"
 "Show the swap state of running 'uswap run' programs (all of this user's,\n"
-"or PID's): the devices as swapon --show does (NAME TYPE SIZE USED PRIO)\n"
-"and zram's as zramctl does (NAME ALGORITHM DISKSIZE DATA COMPR TOTAL),\n"
-"vmstat's counters (pswpout in pages; swpout and swpout_fallback per\n"
-"order, and swpin, in folios) and resident memory against the limit. Each\n"
-"process of a program's tree that has a pager (a forked child has its\n"
-"own) is shown on its own.\n"
+"or PID's). By default, a block per process of a program's tree that has\n"
+"a pager: resident memory against the limit, its devices as swapon --show\n"
+"prints them, its zram devices as zramctl does, and vmstat's counters\n"
+"(pswpout in pages; swpout and swpout_fallback per order, and swpin, in\n"
+"folios). --show, --zram and --processes print one table over every\n"
+"process instead.\n"
 "\n"
 "Options:\n"
-"  --json              print one JSON array of the processes' objects\n"
-"  --watch SECONDS     print again every SECONDS until interrupted\n"
+"      --show[=COLS]   the devices, one table (swapon --show)\n"
+"      --zram          the zram devices, one table (zramctl)\n"
+"      --processes     the processes, a line each\n"
+"  -o, --output COLS   the table's columns, comma-separated\n"
+"      --output-all    every column\n"
+"  -b, --bytes         sizes in bytes, not K/M/G\n"
+"  -n, --noheadings    no header line\n"
+"  -r, --raw           columns separated by one space, not aligned\n"
+"      --json          JSON: with a table, {\"version\": 1, NAME: [rows]};\n"
+"                      else every process's full state, {\"version\": 1,\n"
+"                      \"processes\": [...]} (uswap-status(1))\n"
+"      --watch SECONDS print again every SECONDS until interrupted\n"
 "  -h, --help          show this help\n"
+"\n"
+"Columns (default ones first; sizes in bytes in JSON):\n"
+"  --show       PID NAME TYPE SIZE USED PRIO, READ-ERRORS WRITE-ERRORS\n"
+"  --zram       PID NAME ALGORITHM DISKSIZE DATA COMPR TOTAL, MEM-LIMIT\n"
+"               MEM-USED ZERO-PAGES MIGRATED (zramctl's meanings)\n"
+"  --processes  PID COMMAND RESIDENT LIMIT PEAK PSWPOUT SWPIN, FAULTS\n"
+"               FAULT-P50 FAULT-P99 (us) EVICTIONS ZERO PINNED\n"
 "\n"
 "The sockets are in $XDG_RUNTIME_DIR/uswap, else /run/uswap for root, else\n"
 "/tmp/uswap-UID; only their owner (and root) can read them.\n"
@@ -56,47 +74,31 @@ static const char usage_text[] =
 "(within 2 s) or not with a status, or the directory is not this user's\n"
 "alone; 2 usage error.\n";
 
-enum { OPT_JSON = 256, OPT_WATCH };
+enum { OPT_JSON = 256, OPT_WATCH, OPT_SHOW, OPT_ZRAM, OPT_PROCESSES, OPT_OUTPUT_ALL };
 
 static const struct option long_options[] = {
-	{ "json",  no_argument,       NULL, OPT_JSON },
-	{ "watch", required_argument, NULL, OPT_WATCH },
-	{ "help",  no_argument,       NULL, 'h' },
+	{ "show",       optional_argument, NULL, OPT_SHOW },
+	{ "zram",       no_argument,       NULL, OPT_ZRAM },
+	{ "processes",  no_argument,       NULL, OPT_PROCESSES },
+	{ "output",     required_argument, NULL, 'o' },
+	{ "output-all", no_argument,       NULL, OPT_OUTPUT_ALL },
+	{ "bytes",      no_argument,       NULL, 'b' },
+	{ "noheadings", no_argument,       NULL, 'n' },
+	{ "raw",        no_argument,       NULL, 'r' },
+	{ "json",       no_argument,       NULL, OPT_JSON },
+	{ "watch",      required_argument, NULL, OPT_WATCH },
+	{ "help",       no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
+enum status_table { STATUS_BLOCKS = -1, STATUS_DEVICES, STATUS_ZRAM, STATUS_PROCESSES };
+
 struct status_opts {
-	bool json;
+	struct cli_table_opts t;
+	int table;        /* enum status_table */
 	double watch;     /* seconds; 0 = once */
 	long pid;         /* 0 = all */
 };
-
-static int parse_opts(int argc, char **argv, struct status_opts *o)
-{
-	int opt;
-
-	*o = (struct status_opts){ 0 };
-	optind = 0;
-	while ((opt = cli_next_option(CMD, argc, argv, ":h", long_options, usage_text)) > 0) {
-		if (opt == OPT_JSON)
-			o->json = true;
-		else if (opt == OPT_WATCH && (cli_parse_seconds(optarg, &o->watch) ||
-					      o->watch <= 0 || o->watch > 86400))
-			return cli_usage_error(CMD, "--watch '%s': want seconds, 0 to 86400", optarg);
-	}
-	if (opt != CLI_OPT_END)
-		return opt == CLI_OPT_HELP ? -1 : CLI_EXIT_USAGE;
-	if (optind < argc) {
-		char *end;
-
-		errno = 0;
-		o->pid = strtol(argv[optind], &end, 10);
-		if (*end || errno || o->pid <= 0 || o->pid > INT32_MAX || optind + 1 < argc ||
-		    argv[optind][0] < '0' || argv[optind][0] > '9')
-			return cli_usage_error(CMD, "want at most one PID, got '%s'", argv[optind]);
-	}
-	return 0;
-}
 
 /* ------------------------------------------------------------------------
  * Reading one socket
@@ -204,21 +206,6 @@ static const char *str(json_object *o, const char *key)
 	return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : "?";
 }
 
-/* Sizes as swapon --show prints them: K, M, G with one decimal. */
-static const char *human_kb(int64_t kb, char *buf, size_t len)
-{
-	static const char units[] = "KMGT";
-	double v = (double)kb;
-	int u = 0;
-
-	while (v >= 1024 && u < 3) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, len, v == (int64_t)v ? "%.0f%c" : "%.1f%c", v, units[u]);
-	return buf;
-}
-
 /* Σ per-order folio counts in pages (pswpout). */
 static int64_t pages_of(json_object *o, const char *key)
 {
@@ -243,27 +230,196 @@ static void print_orders(json_object *o, const char *key)
 	printf("   (folios, orders 0..4)\n");
 }
 
-void status_print_zram(FILE *out, json_object *devs, const char *head, const char *lead)
-{
-	bool header = false;
-	char s[4][32];
+/* ------------------------------------------------------------------------
+ * The tables: swapon --show's, zramctl's, and one line per process
+ * ---------------------------------------------------------------------- */
 
-	for (size_t i = 0; devs && i < json_object_array_length(devs); i++) {
+enum { DC_PID, DC_NAME, DC_TYPE, DC_SIZE, DC_USED, DC_PRIO, DC_RERR, DC_WERR, DC_NR };
+static const struct cli_col dev_cols[DC_NR] = {
+	[DC_PID]  = { "PID", CLI_COL_NUM, "the process of the program's tree that swaps to it" },
+	[DC_NAME] = { "NAME", CLI_COL_STR, "device name (zram0, a file's path, an export)" },
+	[DC_TYPE] = { "TYPE", CLI_COL_STR, "partition or file, as in /proc/swaps" },
+	[DC_SIZE] = { "SIZE", CLI_COL_SIZE, "size of the swap area" },
+	[DC_USED] = { "USED", CLI_COL_SIZE, "swap in use" },
+	[DC_PRIO] = { "PRIO", CLI_COL_NUM, "priority (higher first; -1 default)" },
+	[DC_RERR] = { "READ-ERRORS", CLI_COL_NUM, "reads that failed" },
+	[DC_WERR] = { "WRITE-ERRORS", CLI_COL_NUM, "writes that failed" },
+};
+
+enum { ZC_PID, ZC_NAME, ZC_ALGO, ZC_DISKSIZE, ZC_DATA, ZC_COMPR, ZC_TOTAL, ZC_LIMIT,
+       ZC_USED, ZC_ZERO, ZC_MIGRATED, ZC_NR };
+static const struct cli_col zram_cols[ZC_NR] = {
+	[ZC_PID]      = { "PID", CLI_COL_NUM, "the process the device lives in" },
+	[ZC_NAME]     = { "NAME", CLI_COL_STR, "zram device name" },
+	[ZC_ALGO]     = { "ALGORITHM", CLI_COL_STR, "compression algorithm" },
+	[ZC_DISKSIZE] = { "DISKSIZE", CLI_COL_SIZE, "limit on the uncompressed data" },
+	[ZC_DATA]     = { "DATA", CLI_COL_SIZE, "uncompressed size of the stored data" },
+	[ZC_COMPR]    = { "COMPR", CLI_COL_SIZE, "compressed size of the stored data" },
+	[ZC_TOTAL]    = { "TOTAL", CLI_COL_SIZE, "all memory the pool uses, metadata included" },
+	[ZC_LIMIT]    = { "MEM-LIMIT", CLI_COL_SIZE, "cap on the pool's memory (0: none)" },
+	[ZC_USED]     = { "MEM-USED", CLI_COL_SIZE, "most memory the pool has used" },
+	[ZC_ZERO]     = { "ZERO-PAGES", CLI_COL_NUM, "pages of one repeated word, stored as it" },
+	[ZC_MIGRATED] = { "MIGRATED", CLI_COL_NUM, "pages moved by compaction" },
+};
+
+enum { PC_PID, PC_CMD, PC_RES, PC_LIMIT, PC_PEAK, PC_PSWPOUT, PC_SWPIN, PC_FAULTS,
+       PC_P50, PC_P99, PC_EVICT, PC_ZERO, PC_PINNED, PC_NR };
+static const struct cli_col proc_cols[PC_NR] = {
+	[PC_PID]     = { "PID", CLI_COL_NUM, "process ID" },
+	[PC_CMD]     = { "COMMAND", CLI_COL_STR, "its program's name" },
+	[PC_RES]     = { "RESIDENT", CLI_COL_SIZE, "resident memory its pager holds" },
+	[PC_LIMIT]   = { "LIMIT", CLI_COL_SIZE, "the resident limit (the tree's)" },
+	[PC_PEAK]    = { "PEAK", CLI_COL_SIZE, "highest RESIDENT so far" },
+	[PC_PSWPOUT] = { "PSWPOUT", CLI_COL_NUM, "pages swapped out" },
+	[PC_SWPIN]   = { "SWPIN", CLI_COL_NUM, "folios swapped in" },
+	[PC_FAULTS]  = { "FAULTS", CLI_COL_NUM, "faults its pager served" },
+	[PC_P50]     = { "FAULT-P50", CLI_COL_FLOAT, "median fault service time, us" },
+	[PC_P99]     = { "FAULT-P99", CLI_COL_FLOAT, "99th percentile of it, us" },
+	[PC_EVICT]   = { "EVICTIONS", CLI_COL_NUM, "folios evicted" },
+	[PC_ZERO]    = { "ZERO", CLI_COL_NUM, "evicted folios of zeroes, not written" },
+	[PC_PINNED]  = { "PINNED", CLI_COL_NUM, "evictions refused: pinned by the kernel" },
+};
+
+#define DEV_DEFAULTS  "NAME,TYPE,SIZE,USED,PRIO"
+#define ZRAM_DEFAULTS "NAME,ALGORITHM,DISKSIZE,DATA,COMPR,TOTAL"
+#define PROC_DEFAULTS "PID,COMMAND,RESIDENT,LIMIT,PEAK,PSWPOUT,SWPIN"
+
+static double dbl(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : 0;
+}
+
+static void device_rows(struct cli_table *t, json_object *o)
+{
+	json_object *devs;
+
+	if (!json_object_object_get_ex(o, "devices", &devs))
+		return;
+	for (size_t i = 0; i < json_object_array_length(devs); i++) {
+		json_object *d = json_object_array_get_idx(devs, i);
+
+		cli_table_row(t);
+		cli_table_num(t, DC_PID, num(o, "pid"));
+		cli_table_str(t, DC_NAME, str(d, "name"));
+		cli_table_str(t, DC_TYPE, str(d, "type"));
+		cli_table_size(t, DC_SIZE, (uint64_t)num(d, "size_kb") << 10);
+		cli_table_size(t, DC_USED, (uint64_t)num(d, "used_kb") << 10);
+		cli_table_num(t, DC_PRIO, num(d, "prio"));
+		cli_table_num(t, DC_RERR, num(d, "read_errors"));
+		cli_table_num(t, DC_WERR, num(d, "write_errors"));
+	}
+}
+
+/* Return: how many zram devices @o has. */
+static int zram_rows(struct cli_table *t, json_object *o, long pid)
+{
+	json_object *devs;
+	int n = 0;
+
+	if (!json_object_object_get_ex(o, "devices", &devs))
+		return 0;
+	for (size_t i = 0; i < json_object_array_length(devs); i++) {
 		json_object *d = json_object_array_get_idx(devs, i), *z;
 
 		if (!json_object_object_get_ex(d, "zram", &z))
 			continue;
-		if (!header)
-			fprintf(out, "%s%-16s%-10s%8s %8s %8s %8s\n", head, "NAME", "ALGORITHM",
-				"DISKSIZE", "DATA", "COMPR", "TOTAL");
-		header = true;
-		fprintf(out, "%s%-16s%-10s%8s %8s %8s %8s\n", lead, str(d, "name"),
-		       str(z, "algorithm"),
-		       human_kb(num(z, "disksize") / 1024, s[0], sizeof(s[0])),
-		       human_kb(num(z, "orig_data_size") / 1024, s[1], sizeof(s[1])),
-		       human_kb(num(z, "compr_data_size") / 1024, s[2], sizeof(s[2])),
-		       human_kb(num(z, "mem_used_total") / 1024, s[3], sizeof(s[3])));
+		n++;
+		cli_table_row(t);
+		cli_table_num(t, ZC_PID, pid);
+		cli_table_str(t, ZC_NAME, str(d, "name"));
+		cli_table_str(t, ZC_ALGO, str(z, "algorithm"));
+		cli_table_size(t, ZC_DISKSIZE, (uint64_t)num(z, "disksize"));
+		cli_table_size(t, ZC_DATA, (uint64_t)num(z, "orig_data_size"));
+		cli_table_size(t, ZC_COMPR, (uint64_t)num(z, "compr_data_size"));
+		cli_table_size(t, ZC_TOTAL, (uint64_t)num(z, "mem_used_total"));
+		cli_table_size(t, ZC_LIMIT, (uint64_t)num(z, "mem_limit"));
+		cli_table_size(t, ZC_USED, (uint64_t)num(z, "mem_used_max"));
+		cli_table_num(t, ZC_ZERO, num(z, "same_pages"));
+		cli_table_num(t, ZC_MIGRATED, num(z, "pages_compacted"));
 	}
+	return n;
+}
+
+static void process_row(struct cli_table *t, json_object *o)
+{
+	cli_table_row(t);
+	cli_table_num(t, PC_PID, num(o, "pid"));
+	cli_table_str(t, PC_CMD, str(o, "cmd"));
+	cli_table_size(t, PC_RES, (uint64_t)num(o, "resident_bytes"));
+	cli_table_size(t, PC_LIMIT, (uint64_t)num(o, "limit_bytes"));
+	cli_table_size(t, PC_PEAK, (uint64_t)num(o, "resident_peak_bytes"));
+	cli_table_num(t, PC_PSWPOUT, pages_of(o, "swpout"));
+	cli_table_num(t, PC_SWPIN, num(o, "swpin"));
+	cli_table_num(t, PC_FAULTS, num(o, "fault_count"));
+	cli_table_float(t, PC_P50, dbl(o, "fault_us_p50"), 1);
+	cli_table_float(t, PC_P99, dbl(o, "fault_us_p99"), 1);
+	cli_table_num(t, PC_EVICT, num(o, "evictions"));
+	cli_table_num(t, PC_ZERO, num(o, "evict_zero"));
+	cli_table_num(t, PC_PINNED, num(o, "evict_pinned"));
+}
+
+/* One table over every process in @all; its rows from @rows. */
+static int print_table(const struct status_opts *so, json_object *all)
+{
+	static const struct {
+		const char *name;        /* the JSON key: swapon's, zramctl's */
+		const struct cli_col *cols;
+		size_t nr;
+		const char *defaults;
+	} kinds[] = {
+		[STATUS_DEVICES]   = { "swapdevices", dev_cols, DC_NR, "PID," DEV_DEFAULTS },
+		[STATUS_ZRAM]      = { "zramdevices", zram_cols, ZC_NR, "PID," ZRAM_DEFAULTS },
+		[STATUS_PROCESSES] = { "processes", proc_cols, PC_NR, PROC_DEFAULTS },
+	};
+	const __typeof__(kinds[0]) *k = &kinds[so->table];
+	struct cli_table *t = cli_table_new(k->name, k->cols, k->nr, k->defaults, &so->t);
+	int rc;
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < json_object_array_length(all); i++) {
+		json_object *o = json_object_array_get_idx(all, i);
+
+		if (so->table == STATUS_DEVICES)
+			device_rows(t, o);
+		else if (so->table == STATUS_ZRAM)
+			zram_rows(t, o, (long)num(o, "pid"));
+		else
+			process_row(t, o);
+	}
+	rc = cli_table_print(t, stdout, NULL);
+	cli_table_free(t);
+	return rc;
+}
+
+int status_print_devices(FILE *out, json_object *o, const char *indent,
+			 const struct cli_table_opts *to)
+{
+	struct cli_table *t = cli_table_new("swapdevices", dev_cols, DC_NR, DEV_DEFAULTS, to);
+	int rc;
+
+	if (!t)
+		return -ENOMEM;
+	device_rows(t, o);
+	rc = cli_table_print(t, out, indent);
+	cli_table_free(t);
+	return rc;
+}
+
+int status_print_zram(FILE *out, json_object *o, const char *indent,
+		      const struct cli_table_opts *to)
+{
+	struct cli_table *t = cli_table_new("zramdevices", zram_cols, ZC_NR, ZRAM_DEFAULTS, to);
+	int rc = 0;
+
+	if (!t)
+		return -ENOMEM;
+	if (zram_rows(t, o, 0))
+		rc = cli_table_print(t, out, indent);
+	cli_table_free(t);
+	return rc;
 }
 
 /* Each device's own figures (nbd, mirror, writeback, file, faulty) as
@@ -293,31 +449,29 @@ static void print_backend(json_object *devs)
 	}
 }
 
-static void print_one(json_object *o)
+/* The default view: a block per process, its tables in util-linux's
+ * shape (with -b, -n, -r) and vmstat's counters below them. */
+static int print_one(const struct status_opts *so, json_object *o)
 {
 	json_object *devs = NULL;
-	char a[32], b[32];
+	char a[32], b[32], c[32];
+	int rc;
 
 	printf("PID %lld (%s): resident %s of a %s limit, peak %s\n", (long long)num(o, "pid"),
-	       str(o, "cmd"), human_kb(num(o, "resident_bytes") / 1024, a, sizeof(a)),
-	       human_kb(num(o, "limit_bytes") / 1024, b, sizeof(b)),
-	       human_kb(num(o, "resident_peak_bytes") / 1024, (char[32]){ 0 }, 32));
-	printf("  %-15s %-10s%8s %8s %5s\n", "NAME", "TYPE", "SIZE", "USED", "PRIO");
-	if (json_object_object_get_ex(o, "devices", &devs))
-		for (size_t i = 0; i < json_object_array_length(devs); i++) {
-			json_object *d = json_object_array_get_idx(devs, i);
-
-			printf("  %-15s %-10s%8s %8s %5lld\n", str(d, "name"), str(d, "type"),
-			       human_kb(num(d, "size_kb"), a, sizeof(a)),
-			       human_kb(num(d, "used_kb"), b, sizeof(b)), (long long)num(d, "prio"));
-		}
-	status_print_zram(stdout, devs, "  ", "  ");
+	       str(o, "cmd"), cli_human_size((uint64_t)num(o, "resident_bytes"), a, sizeof(a)),
+	       cli_human_size((uint64_t)num(o, "limit_bytes"), b, sizeof(b)),
+	       cli_human_size((uint64_t)num(o, "resident_peak_bytes"), c, sizeof(c)));
+	if ((rc = status_print_devices(stdout, o, "  ", &so->t)) ||
+	    (rc = status_print_zram(stdout, o, "  ", &so->t)))
+		return rc;
+	json_object_object_get_ex(o, "devices", &devs);
 	print_backend(devs);
 	printf("  %-16s%lld pages\n", "pswpout", (long long)pages_of(o, "swpout"));
 	printf("  %-16s%lld folios\n", "swpin", (long long)num(o, "swpin"));
 	print_orders(o, "swpout");
 	print_orders(o, "swpout_fallback");
 	printf("  %-16s%lld\n", "evictions", (long long)num(o, "evictions"));
+	return 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -366,27 +520,37 @@ static int collect(const char *dir, long pid, json_object *all, int *unreadable)
 static int show(const struct status_opts *o, const char *dir)
 {
 	json_object *all = json_object_new_array();
-	int unreadable, found = collect(dir, o->pid, all, &unreadable);
+	int unreadable, found = collect(dir, o->pid, all, &unreadable), rc = 0;
 
-	if (o->json) {
-		printf("%s\n", json_object_to_json_string_ext(all, JSON_C_TO_STRING_PLAIN));
+	if (o->table != STATUS_BLOCKS && (found || o->t.json)) {
+		rc = print_table(o, all);
+	} else if (o->t.json) {
+		json_object *doc = json_object_new_object();
+
+		json_object_object_add(doc, "version", json_object_new_int(STATUS_JSON_VERSION));
+		json_object_object_add(doc, "processes", json_object_get(all));
+		printf("%s\n", json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN));
+		json_object_put(doc);
 	} else if (!found && o->pid) {
 		printf("no uswap run program with PID %ld publishes its status in %s\n",
 		       o->pid, dir);
-	} else if (!found) {
+	} else if (!found && o->table == STATUS_BLOCKS) {
 		printf("no uswap run program publishes its status in %s\n", dir);
 	} else {
-		for (size_t i = 0; i < json_object_array_length(all); i++)
-			print_one(json_object_array_get_idx(all, i));
+		/* A table of nobody prints nothing, as swapon --show does. */
+		for (size_t i = 0; !rc && i < json_object_array_length(all); i++)
+			rc = print_one(o, json_object_array_get_idx(all, i));
 	}
+	if (rc)
+		fprintf(stderr, "uswap status: %s\n", strerror(-rc));
 	if (unreadable)
 		fprintf(stderr, "uswap status: %d socket%s in %s did not answer, or not with "
 			"a uswap status\n", unreadable, unreadable > 1 ? "s" : "", dir);
 	json_object_put(all);
 	fflush(stdout);
-	if (unreadable)
+	if (unreadable || rc)
 		return CLI_EXIT_RUNTIME;
-	return found || (!o->pid && o->json) ? 0 : CLI_EXIT_RUNTIME;
+	return found || !o->pid ? 0 : CLI_EXIT_RUNTIME;
 }
 
 /* The directory must be what the agents make (<uswap/status.h>): ours,
@@ -406,20 +570,22 @@ static int check_dir(const char *dir)
 	return 0;
 }
 
-int cmd_status(int argc, char **argv)
-{
-	struct status_opts o;
-	char dir[4096];
-	int rc = parse_opts(argc, argv, &o);
+/* ------------------------------------------------------------------------
+ * The command
+ * ---------------------------------------------------------------------- */
 
-	if (rc)
-		return rc < 0 ? CLI_EXIT_OK : rc;
+static int run(const struct status_opts *so)
+{
+	struct status_opts o = *so;
+	char dir[4096];
+	int rc;
+
 	if (uswap_status_dir(dir, sizeof(dir)))
 		return cli_runtime_error(CMD, "the status directory's path is too long");
 	if ((rc = check_dir(dir)))
 		return rc;
 	for (;;) {
-		if (o.watch && !o.json)
+		if (o.watch && !o.t.json)
 			printf("--- %s", ctime(&(time_t){ time(NULL) }));
 		rc = show(&o, dir);
 		if (!o.watch)
@@ -429,4 +595,94 @@ int cmd_status(int argc, char **argv)
 
 		nanosleep(&ts, NULL);
 	}
+}
+
+static int set_table(struct status_opts *o, int table)
+{
+	if (o->table != STATUS_BLOCKS && o->table != table)
+		return cli_usage_error(CMD, "--show, --zram and --processes: one at a time");
+	o->table = table;
+	return 0;
+}
+
+/* --output names columns of the table asked for. */
+static int check_output(const struct status_opts *o)
+{
+	static const size_t nr[] = { DC_NR, ZC_NR, PC_NR };
+	const struct cli_col *cols[] = { dev_cols, zram_cols, proc_cols };
+
+	if (!o->t.output)
+		return 0;
+	if (o->table == STATUS_BLOCKS)
+		return cli_usage_error(CMD, "--output names the columns of --show, --zram or "
+				       "--processes");
+	return cli_table_check_output(CMD, cols[o->table], nr[o->table], o->t.output);
+}
+
+static int parse_opts(int argc, char **argv, struct status_opts *o)
+{
+	int opt, rc = 0;
+
+	*o = (struct status_opts){ .table = STATUS_BLOCKS };
+	optind = 0;
+	while (!rc && (opt = cli_next_option(CMD, argc, argv, ":ho:bnr", long_options,
+					     usage_text)) > 0) {
+		if (opt == OPT_JSON)
+			o->t.json = true;
+		else if (opt == OPT_WATCH && (cli_parse_seconds(optarg, &o->watch) ||
+					      o->watch <= 0 || o->watch > 86400))
+			return cli_usage_error(CMD, "--watch '%s': want seconds, 0 to 86400", optarg);
+		else if (opt == OPT_SHOW && !(rc = set_table(o, STATUS_DEVICES)) && optarg)
+			o->t.output = optarg;
+		else if (opt == OPT_ZRAM)
+			rc = set_table(o, STATUS_ZRAM);
+		else if (opt == OPT_PROCESSES)
+			rc = set_table(o, STATUS_PROCESSES);
+		else if (opt == 'o')
+			o->t.output = optarg;
+		else if (opt == OPT_OUTPUT_ALL)
+			o->t.output_all = true;
+		else if (opt == 'b')
+			o->t.bytes = true;
+		else if (opt == 'n')
+			o->t.noheadings = true;
+		else if (opt == 'r')
+			o->t.raw = true;
+	}
+	if (rc)
+		return rc;
+	if (opt != CLI_OPT_END)
+		return opt == CLI_OPT_HELP ? -1 : CLI_EXIT_USAGE;
+	if ((rc = check_output(o)))
+		return rc;
+	if (optind < argc) {
+		char *end;
+
+		errno = 0;
+		o->pid = strtol(argv[optind], &end, 10);
+		if (*end || errno || o->pid <= 0 || o->pid > INT32_MAX || optind + 1 < argc ||
+		    argv[optind][0] < '0' || argv[optind][0] > '9')
+			return cli_usage_error(CMD, "want at most one PID, got '%s'", argv[optind]);
+	}
+	return 0;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	struct status_opts o;
+	int rc = parse_opts(argc, argv, &o);
+
+	if (rc)
+		return rc < 0 ? CLI_EXIT_OK : rc;
+	return run(&o);
+}
+
+int status_swapon_show(const char *cmd, const struct cli_table_opts *t)
+{
+	struct status_opts o = { .t = *t, .table = STATUS_DEVICES };
+	int rc;
+
+	if (t->output && (rc = cli_table_check_output(cmd, dev_cols, DC_NR, t->output)))
+		return rc;
+	return run(&o);
 }

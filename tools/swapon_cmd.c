@@ -2,7 +2,8 @@
 /*
  * swapon_cmd.c - `uswap swapon --dry-run SPEC [--json]`: check a device spec
  * and, for a file or block device, its mkswap header, and print what
- * swapon would use, or why it would refuse.
+ * swapon would use, or why it would refuse. `uswap swapon --show` is
+ * swapon --show's table of the running programs' devices (status_cmd.c).
  *
  * A swapon that adds the device to a swap system needs a process that
  * runs one (a benchmark, the pager); this command runs none, so without
@@ -11,6 +12,8 @@
  * error (including a malformed spec).
  */
 #include "cli.h"
+#include "status_cmd.h"
+#include "table.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -23,10 +26,15 @@
 #include <uswap/uswap.h>
 
 #define CMD "swapon"
+#define SWAPON_JSON_VERSION 1 /* of --dry-run --json's object */
 #define MAX_BADPAGES_SHOWN 16 /* text output lists this many, then "..." */
 
 static const char usage_text[] =
 "Usage: uswap swapon --dry-run SPEC [--json]\n"
+"       uswap swapon --show[=COLS] [--bytes] [--noheadings] [--raw] [--json]\n"
+"\n"
+"--show prints the devices of every running 'uswap run' program of this\n"
+"user as swapon --show prints the kernel's (uswap status --show).\n"
 "\n"
 "Check a swap device spec without swapping on: parse SPEC and, for a file\n"
 "or block device, read and check its swap header as swapon would (made by\n"
@@ -70,6 +78,11 @@ static const char usage_text[] =
 "  --dry-run   check only (required: swapon into a running swap system\n"
 "              needs a command that runs one, such as 'uswap bench')\n"
 "  --json      print one JSON object instead of text\n"
+"  --show[=COLS]  the running programs' devices; COLS from PID, NAME,\n"
+"              TYPE, SIZE, USED, PRIO, READ-ERRORS, WRITE-ERRORS\n"
+"  --bytes     (--show) sizes in bytes, not K/M/G\n"
+"  --noheadings  (--show) no header line\n"
+"  --raw       (--show) columns separated by one space, not aligned\n"
 "  -h, --help  show this help\n"
 "\n"
 "Examples:\n"
@@ -82,6 +95,8 @@ static const char usage_text[] =
 struct swapon_opts {
 	bool dry_run;
 	bool json;
+	bool show;
+	struct cli_table_opts t; /* --show's */
 	const char *spec;
 };
 
@@ -103,6 +118,10 @@ static int parse_opts(int argc, char **argv, struct swapon_opts *o)
 	static const struct option long_options[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "json",    no_argument, NULL, 'j' },
+		{ "show",    optional_argument, NULL, 's' },
+		{ "bytes",   no_argument, NULL, 'b' },
+		{ "noheadings", no_argument, NULL, 'H' },
+		{ "raw",     no_argument, NULL, 'r' },
 		{ "help",    no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -114,10 +133,24 @@ static int parse_opts(int argc, char **argv, struct swapon_opts *o)
 		if (opt == 'n')
 			o->dry_run = true;
 		else if (opt == 'j')
-			o->json = true;
+			o->json = o->t.json = true;
+		else if (opt == 's')
+			o->show = true, o->t.output = optarg;
+		else if (opt == 'b')
+			o->t.bytes = true;
+		else if (opt == 'H')
+			o->t.noheadings = true;
+		else if (opt == 'r')
+			o->t.raw = true;
 	}
 	if (opt != CLI_OPT_END)
 		return opt == CLI_OPT_HELP ? -1 : CLI_EXIT_USAGE;
+	if (o->show && o->dry_run)
+		return cli_usage_error(CMD, "--show and --dry-run: one at a time");
+	if (o->show && optind < argc)
+		return cli_usage_error(CMD, "--show takes no SPEC, got '%s'", argv[optind]);
+	if (o->show)
+		return 0;
 	if (optind >= argc)
 		return cli_usage_error(CMD, "missing device spec");
 	o->spec = argv[optind++];
@@ -263,12 +296,20 @@ static void print_text(const struct swapon_result *r)
  * JSON
  * ---------------------------------------------------------------------- */
 
-/* A layer's options as one JSON object of strings. */
+/* A layer's options as one JSON object: a decimal count as a number,
+ * anything else (an algorithm, a path, a rate) as the string given. */
 static void json_options(struct cli_json *j, const struct uswap_spec_layer *l)
 {
 	cli_json_object_open(j, "options", true);
-	for (unsigned int i = 0; i < l->nr_options; i++)
-		cli_json_string(j, l->options[i].key, l->options[i].value);
+	for (unsigned int i = 0; i < l->nr_options; i++) {
+		const char *v = l->options[i].value;
+		uint64_t n;
+
+		if (v[0] != '-' && !cli_parse_u64(v, 0, UINT64_MAX, &n) && (v[0] != '0' || !v[1]))
+			cli_json_u64(j, l->options[i].key, n);
+		else
+			cli_json_string(j, l->options[i].key, v);
+	}
 	cli_json_object_close(j);
 }
 
@@ -336,6 +377,7 @@ static void print_json(const struct swapon_result *r)
 	cli_json_init(&j, stdout);
 	cli_json_object_open(&j, NULL, false);
 	cli_json_bool(&j, "ok", true);
+	cli_json_u64(&j, "version", SWAPON_JSON_VERSION);
 	cli_json_string(&j, "spec", r->spec.canonical);
 	cli_json_i64(&j, "prio", r->spec.prio);
 	json_wrappers(&j, &r->spec);
@@ -365,6 +407,7 @@ static int report_refusal(const struct swapon_opts *o, int exit_code, int rc,
 
 		cli_json_init(&j, stdout);
 		cli_json_object_open(&j, NULL, false);
+		cli_json_u64(&j, "version", SWAPON_JSON_VERSION);
 		cli_json_bool(&j, "ok", false);
 		cli_json_string(&j, "spec", o->spec);
 		cli_json_string(&j, "error", msg);
@@ -387,6 +430,8 @@ int cmd_swapon(int argc, char **argv)
 	rc = parse_opts(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;
+	if (o.show)
+		return status_swapon_show(CMD, &o.t);
 	if (!o.dry_run)
 		return cli_usage_error(CMD, "swapon into a running swap system "
 				       "needs a command that runs one (e.g. 'uswap "

@@ -535,8 +535,17 @@ static void write_zram(FILE *f, int type)
 		(unsigned long long)z.pages_compacted, (unsigned long long)z.huge_pages);
 }
 
+/* A decimal count that fits a JSON reader's 64-bit integer. */
+static bool is_count(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+
+	return n && !s[n] && n <= 18 && (s[0] != '0' || n == 1);
+}
+
 /* The backend's own figures (uswap_device_print_stats()) as "backend":
- * {"key": "value", ...}: nbd reconnects, a mirror's legs, writeback. */
+ * {"key": value, ...}, counts as numbers and the rest as strings: nbd
+ * reconnects, a mirror's legs, writeback. */
 static void write_backend(FILE *f, int type)
 {
 	char *text = NULL, *line, *save = NULL;
@@ -562,7 +571,10 @@ static void write_backend(FILE *f, int type)
 		fputs(first ? "" : ", ", f);
 		json_str(f, line);
 		fputs(": ", f);
-		json_str(f, sp + 1);
+		if (is_count(sp + 1))
+			fputs(sp + 1, f); /* a count is a JSON number, not "123" */
+		else
+			json_str(f, sp + 1);
 		first = false;
 	}
 	fprintf(f, "}");
