@@ -49,6 +49,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
 #include <lz4.h>
 #include <zstd.h>
 
@@ -392,36 +393,25 @@ const char *bench_io_fio_path(void)
 	return NULL;
 }
 
-/* The bandwidth of direction @dir ("read" or "write") in fio's JSON: the
- * "bw_bytes" member of the first `"dir" : {` object. NAN if absent. */
-static double fio_bw_bytes(const char *json, const char *dir)
+/* The bandwidth of direction @dir ("read" or "write") of fio's first job:
+ * jobs[0].@dir.bw_bytes of its --output-format=json document, which may
+ * follow lines of its own messages. NAN if absent or not JSON. */
+static double fio_bw_bytes(const char *out, const char *dir)
 {
-	char key[16];
-	const char *p = json;
+	const char *doc = out;
+	json_object *root, *jobs, *d, *bw;
+	double v = NAN;
 
-	snprintf(key, sizeof(key), "\"%s\"", dir);
-	while ((p = strstr(p, key)) != NULL) {
-		const char *q = p + strlen(key);
-
-		while (*q == ' ' || *q == '\t' || *q == '\n')
-			q++;
-		if (*q++ != ':') {
-			p++;
-			continue;
-		}
-		while (*q == ' ' || *q == '\t' || *q == '\n')
-			q++;
-		if (*q != '{') {
-			p++;
-			continue;
-		}
-		q = strstr(q, "\"bw_bytes\"");
-		if (!q)
-			return NAN;
-		q = strchr(q, ':');
-		return q ? strtod(q + 1, NULL) : NAN;
-	}
-	return NAN;
+	while (*doc && *doc != '{')
+		doc = strchr(doc, '\n') ? strchr(doc, '\n') + 1 : doc + strlen(doc);
+	root = json_tokener_parse(doc);
+	if (json_object_object_get_ex(root, "jobs", &jobs) &&
+	    json_object_is_type(jobs, json_type_array) && json_object_array_length(jobs) &&
+	    json_object_object_get_ex(json_object_array_get_idx(jobs, 0), dir, &d) &&
+	    json_object_object_get_ex(d, "bw_bytes", &bw))
+		v = json_object_get_double(bw);
+	json_object_put(root);
+	return v;
 }
 
 /* First line of @out that is not JSON, for an error note. */
