@@ -375,6 +375,10 @@ fi
 "$uswap" run --plot /nonexistent/dir/x.svg -- touch "$dir/started" 2> "$dir/plotbad.err"
 [ $? = 2 ] || fail "--plot into a missing directory: want 2"
 [ ! -e "$dir/started" ] || fail "--plot refused but CMD started"
+# An SVG is not written into a file named for another format.
+"$uswap" run --plot "$dir/x.png" -- touch "$dir/started" 2> "$dir/png.err"
+[ $? = 2 ] && [ ! -e "$dir/x.png" ] && [ ! -e "$dir/started" ] && grep -q "SVG only" "$dir/png.err" ||
+	fail "--plot x.png: $(cat "$dir/png.err")"
 "$uswap" run --plot "$dir/short.svg" -- true 2> "$dir/short.err" || fail "--plot, short CMD"
 [ ! -e "$dir/short.svg" ] || fail "--plot: an empty SVG left by a CMD shorter than a sample"
 grep -q "nothing drawn" "$dir/short.err" || fail "--plot, short CMD: $(cat "$dir/short.err")"

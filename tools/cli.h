@@ -196,8 +196,16 @@ struct cli_plot {
 	char names[CLI_PLOT_MAX_DEVICES][64];
 };
 
-/* cli_plot_open() - check that @path for --plot (any name) can be
- * created, and create it; *@made says whether it did not exist before. Return: 0, or CLI_EXIT_USAGE after
+/* cli_plot_name() - whether @path, given to option @opt, may receive an
+ * SVG: its extension is ".svg" (any case) or it has none (a FIFO,
+ * /dev/stdout). Plots are drawn in SVG only, and a file named .png must
+ * not receive one. Return: 0, or CLI_EXIT_USAGE after saying so (as
+ * @cmd). */
+int cli_plot_name(const char *cmd, const char *opt, const char *path);
+
+/* cli_plot_open() - check that @path for --plot is an SVG name
+ * (cli_plot_name()) that can be created, and create it; *@made says
+ * whether it did not exist before. Return: 0, or CLI_EXIT_USAGE after
  * saying why (as @cmd). */
 int cli_plot_open(const char *cmd, const char *path, bool *made);
 

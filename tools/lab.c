@@ -60,7 +60,8 @@ static const char run_usage_text[] =
 "                    two-core figures, not the seed machine's\n"
 "  --trace-out FILE  write the first arm's swap operations to FILE as a\n"
 "                    trace (version 1) for 'uswap lab replay'\n"
-"  --svg FILE        draw per-device use over time of every arm with\n"
+"  --svg FILE.svg    draw per-device use over time of every arm with\n"
+"  --plot FILE.svg   the same (the name run and stress use)\n"
 "                    gnuplot (skipped with a note if gnuplot is missing)\n"
 "  --json            one JSON object on stdout: experiment, all_agree,\n"
 "                    arms (each: policy, metrics, delta_pct,\n"
@@ -246,8 +247,8 @@ int lab_cmd_option(const char *cmd, int opt, const char *arg, struct run_opts *o
 		o->after = arg;
 		return 0;
 	case LAB_OPT_SVG:
-		if (!*arg)
-			return cli_usage_error(cmd, "--svg needs a FILE");
+		if (cli_plot_name(cmd, "--svg", arg))
+			return CLI_EXIT_USAGE;
 		o->svg = arg;
 		return 0;
 	case LAB_OPT_WORKLOAD:

@@ -49,6 +49,7 @@ enum {
 	{ "seed",  required_argument, NULL, LAB_OPT_SEED }, \
 	{ "cost",  required_argument, NULL, LAB_OPT_COST }, \
 	{ "svg",   required_argument, NULL, LAB_OPT_SVG }, \
+	{ "plot",  required_argument, NULL, LAB_OPT_SVG }, /* run's and stress's name */ \
 	{ "json",  no_argument,       NULL, LAB_OPT_JSON }, \
 	{ "help",  no_argument,       NULL, 'h' }
 

@@ -10,17 +10,32 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "lab/lab_internal.h"
 
-int cli_plot_open(const char *cmd, const char *path, bool *made)
+int cli_plot_name(const char *cmd, const char *opt, const char *path)
 {
-	int fd;
+	const char *base = strrchr(path, '/'), *ext;
 
 	if (!*path || !strcmp(path, "--"))
-		return cli_usage_error(cmd, "--plot needs a FILE.svg");
+		return cli_usage_error(cmd, "%s needs a FILE.svg", opt);
+	/* A name without an extension (a FIFO, /dev/stdout) is taken. */
+	ext = strrchr(base ? base + 1 : path, '.');
+	if (ext && ext != (base ? base + 1 : path) && strcasecmp(ext, ".svg"))
+		return cli_usage_error(cmd, "%s %s: plots are drawn as SVG only; name the file "
+				       "FILE.svg", opt, path);
+	return 0;
+}
+
+int cli_plot_open(const char *cmd, const char *path, bool *made)
+{
+	int fd, rc = cli_plot_name(cmd, "--plot", path);
+
+	if (rc)
+		return rc;
 	*made = access(path, F_OK) != 0;
 	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644); /* a FIFO: no wait */
 	if (fd < 0)
