@@ -12,6 +12,8 @@
 # --limit LIMIT --order ORDER` with the same zram devices on the uswap
 # side; each run's wall time, their ratio, and a check that both sides
 # wrote the same bytes on stdout (CMD_DEVSIZE per device, default 512M).
+# CMD's stderr shows on both sides (the kernel side's last 3 lines after
+# each run).
 #
 # Kernel side: DEVICES zram devices made for the run (hot_add, lz4, the
 # same size as uswap's), swapped on at one equal priority (the kernel's
@@ -230,6 +232,9 @@ if [ ${#CMD[@]} -gt 0 ]; then
 		kl+=("$k"); ul+=("$u")
 		printf "%-4s %12s %12s %8.3f\n" "$r" "$k" "$u" \
 			"$(awk -v a="$k" -v b="$u" 'BEGIN { print (b > 0 ? a / b : 0) }')"
+		# What CMD said on stderr on the kernel side (uswap's side prints
+		# it as it runs): a command's own figures, such as fork_swapped.py's.
+		tail -n 3 "/tmp/compare-kernel.$$.kerr" | sed 's/^/     kernel side stderr: /'
 	done
 	echo "kernel side failed $kfail of $RUNS runs; uswap run completed all $RUNS"
 	if [ ${#kl[@]} -eq 0 ]; then
@@ -238,7 +243,7 @@ if [ ${#CMD[@]} -gt 0 ]; then
 		trap - EXIT
 		exit 0
 	fi
-	rm -f "/tmp/compare-kernel.$$.kout" "/tmp/compare-kernel.$$.uout"
+	rm -f "/tmp/compare-kernel.$$.kout" "/tmp/compare-kernel.$$.uout" "/tmp/compare-kernel.$$.kerr"
 	median() { printf "%s\n" "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 	km=$(median "${kl[@]}"); um=$(median "${ul[@]}")
 	printf "%-4s %12s %12s %8.3f   (kernel time / uswap time, medians: > 1 is uswap faster)\n" \
