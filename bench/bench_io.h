@@ -20,9 +20,11 @@
 #ifndef USWAP_TOOLS_BENCH_IO_H
 #define USWAP_TOOLS_BENCH_IO_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <uswap/uswap.h>
 
@@ -200,11 +202,23 @@ double bench_io_run_threads(unsigned int threads, bench_io_thread_fn fn, void *a
  * -errno with @err set (an error of the limit itself, not a missing fio). */
 /* The nbd limit (bench_io_nbd.c): libnbd's nbd_pwrite/nbd_pread of the
  * same folios to the export at @uri, one connection per thread, with the
- * reads' latency percentiles. */
+ * reads' latency percentiles. Built with libnbd only (meson option nbd);
+ * without it no nbd spec is accepted, so nothing asks for this limit. */
+#if USWAP_HAVE_NBD
 int bench_io_limit_nbd(struct bench_io_data *d, struct bench_io_row *row,
 		       const char *uri, char *err, size_t errlen);
+#else
+static inline int bench_io_limit_nbd(struct bench_io_data *d, struct bench_io_row *row,
+				     const char *uri, char *err, size_t errlen)
+{
+	(void)d, (void)row, (void)uri;
+	snprintf(err, errlen, "nbd limit: uswap-bench was built without libnbd");
+	return -ENOTSUP;
+}
+#endif
 
-/* p50 and p99 of @n latencies in ns (sorted in place), in µs. */
+/* p50 and p99 of @n latencies in ns (sorted in place), in µs
+ * (bench_io_run.c). */
 void bench_io_percentiles(uint64_t *ns, size_t n, double *p50_us, double *p99_us);
 
 int bench_io_limit(struct bench_io_data *d, struct bench_io_row *row,

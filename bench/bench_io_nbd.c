@@ -8,13 +8,12 @@
  * percentiles; the bytes read are compared with the source. The loop uses
  * its own offsets past the device's slot 0, as uswap's slots do; the
  * export is the one the measurement just swapped off, so nothing of it is
- * in use.
+ * in use. Built only with libnbd (meson option nbd, as the nbd device).
  */
 #include "bench_io.h"
 #include "cli.h"
 
 #include <errno.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,24 +31,6 @@ struct nbd_share {
 	uint64_t write_ns, read_ns;
 	char err[200];
 };
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-void bench_io_percentiles(uint64_t *ns, size_t n, double *p50_us, double *p99_us)
-{
-	if (!n) {
-		*p50_us = *p99_us = NAN;
-		return;
-	}
-	qsort(ns, n, sizeof(*ns), cmp_u64);
-	*p50_us = (double)ns[n / 2] / 1e3;
-	*p99_us = (double)ns[n * 99 / 100 < n ? n * 99 / 100 : n - 1] / 1e3;
-}
 
 static void *share_main(void *arg)
 {

@@ -279,6 +279,24 @@ void bench_io_data_fini(struct bench_io_data *d)
 	memset(d, 0, sizeof(*d));
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void bench_io_percentiles(uint64_t *ns, size_t n, double *p50_us, double *p99_us)
+{
+	if (!n) {
+		*p50_us = *p99_us = NAN;
+		return;
+	}
+	qsort(ns, n, sizeof(*ns), cmp_u64);
+	*p50_us = (double)ns[n / 2] / 1e3;
+	*p99_us = (double)ns[n * 99 / 100 < n ? n * 99 / 100 : n - 1] / 1e3;
+}
+
 /* ------------------------------------------------------------------------
  * One measurement
  * ---------------------------------------------------------------------- */

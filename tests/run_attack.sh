@@ -10,7 +10,8 @@
 #     to stdout fails with EBADF, the swap header stays intact; `cat 0<&-`
 #     prints no swap data);
 #   - a forked child never opens the parent's NBD export again (the parent
-#     reads back every byte after the child ran; skipped without nbdkit),
+#     reads back every byte after the child ran; skipped without nbdkit
+#     or the nbd device),
 #     nor a swap file inside a mirror (it swaps to zram instead); an exec'd
 #     image takes its own export over; a second run on an export in use
 #     is refused; an export restarted empty gives SIGBUS, never zeroes;
@@ -138,8 +139,9 @@ if [ -n "${sw:-}" ]; then
 		fail "fork with a mirrored file: the child had no pager: $(cat "$dir/mfork.out")"
 fi
 
-# 3. A forked child never swaps onto the parent's NBD export.
-if command -v nbdkit > /dev/null; then
+# 3. A forked child never swaps onto the parent's NBD export (skipped in
+# a build without the nbd device).
+if command -v nbdkit > /dev/null && built_with "$uswap" nbd:nbd://127.0.0.1/x; then
 	nbdkit -U "$dir/nbd.sock" -P "$dir/nbd.pid" memory 256M || fail "nbdkit did not start"
 	for i in $(seq 50); do [ -s "$dir/nbd.pid" ] && [ -S "$dir/nbd.sock" ] && break; sleep 0.1; done
 	nbd_pid=$(cat "$dir/nbd.pid")

@@ -3,10 +3,12 @@
 # Description: what the `uswap run` test scripts share, sourced by them
 # (run_cli.sh, run_attack.sh, run_discard.sh): fail(), and the probe that
 # skips (exit 77, meson's skip) where `uswap run` cannot work here: no
-# agent (a sanitizer build), or no kernel-fault userfaultfd; and
-# run_watched, which describes every thread of a run that hangs.
+# agent (a sanitizer build), or no kernel-fault userfaultfd; built_with,
+# which tells whether this uswap has an optional device; and run_watched,
+# which describes every thread of a run that hangs.
 #
-# Usage: . run_lib.sh; run_probe USWAP DIR; run_watched SECS OUT CMD...
+# Usage: . run_lib.sh; run_probe USWAP DIR; built_with USWAP SPEC;
+#        run_watched SECS OUT CMD...
 
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -22,6 +24,18 @@ run_probe() {
 	fi
 	cat "$2/probe.err"
 	fail "uswap run -- true exit $rc"
+}
+
+# built_with USWAP SPEC: false when this uswap was built without the
+# device SPEC names (meson options nbd and crypt), and says so; true
+# otherwise. `swapon --dry-run` only parses, so an NBD URI need not
+# answer; any other refusal is left to the case that uses SPEC.
+built_with() {
+	if "$1" swapon --dry-run "$2" 2>&1 | grep -q "built without"; then
+		echo "note: ${2%%:*}: this uswap was built without it: skipped"
+		return 1
+	fi
+	return 0
 }
 
 # descendants PID: PID and every process below it, one per line.

@@ -126,6 +126,14 @@ char *t_dev_swapfile(uint64_t nr_slots)
 	return path;
 }
 
+void t_need_kind(enum dev_kind kind)
+{
+	char why[512];
+
+	if (dev_kind_refuse(kind, why, sizeof(why)))
+		t_skip(why);
+}
+
 int t_swapon_spec(struct uswap *u, const char *spec, struct backend **b)
 {
 	struct uswap_backend *ub;

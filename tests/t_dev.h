@@ -16,6 +16,7 @@
 #include "t_util.h"
 
 #include "dev/backend.h"
+#include "dev/spec.h"
 
 /* ---------------------------------------------------------------------
  * Files
@@ -31,6 +32,11 @@ char *t_dev_file(uint64_t nr_slots, bool mkswap, bool *made_swap);
  * and prepared by `mkswap`, in the private temp dir. Return: its path
  * (the caller frees it), or NULL when mkswap is not installed. */
 char *t_dev_swapfile(uint64_t nr_slots);
+
+/* Skip the test unless this libuswap has the device @kind: nbd and crypt
+ * may be left out (meson options nbd and crypt). A skip leaves the test
+ * at once, so call it before the test allocates anything. */
+void t_need_kind(enum dev_kind kind);
 
 /* Open @spec (uswap_backend_open()) and swap it on at the spec's prio;
  * fails the test on error. Return: the device's type; its backend in

@@ -167,6 +167,7 @@ static void test_mirror_of_two_nbd_servers_survives_one(void **state)
 	bool failed[2];
 	uint64_t failovers;
 
+	t_need_kind(DEV_KIND_NBD);
 	if (!t_have_nbdkit()) {
 		t_skip("nbdkit not installed (Debian package nbdkit)");
 		return;
@@ -195,6 +196,7 @@ static void test_mirror_of_two_nbd_servers_survives_one_restarted_empty(void **s
 	bool failed[2];
 	uint64_t failovers;
 
+	t_need_kind(DEV_KIND_NBD);
 	if (!t_have_nbdkit()) {
 		t_skip("nbdkit not installed (Debian package nbdkit)");
 		return;
@@ -294,11 +296,13 @@ static void test_a_replaced_leg_is_resynced_while_in_use(void **state)
 static void test_an_encrypted_mirror_resyncs_onto_an_encrypted_leg_only(void **state)
 {
 	struct uswap_swap_io io[N];
-	struct uswap *u = t_create(2, 0);
+	struct uswap *u;
 	struct backend *b;
 	char err[512];
 	int type;
 
+	t_need_kind(DEV_KIND_CRYPT);
+	u = t_create(2, 0);
 	type = t_swapon_spec(u, "mirror::faulty::crypt:ram:64M|faulty::crypt:ram:64M", &b);
 	t_true(b->encrypted);
 	fill_all(7);
@@ -389,13 +393,15 @@ static void test_crypt_mirror_replaced_in_turn_under_churn_loses_nothing(void **
 	static struct churn c[CHURN_THREADS];
 	pthread_t th[CHURN_THREADS];
 	_Atomic bool stop = false;
-	struct uswap *u = t_create(2, 0);
+	struct uswap *u;
 	struct backend *b;
 	char err[512];
 	bool failed[2];
 	uint64_t failovers;
 	int type, leg = 0;
 
+	t_need_kind(DEV_KIND_CRYPT);
+	u = t_create(2, 0);
 	t_async_reset();
 	type = t_swapon_spec(u, "mirror::faulty::crypt:ram:8M|faulty::crypt:ram:8M", &b);
 	for (int i = 0; i < CHURN_THREADS; i++) {

@@ -846,11 +846,13 @@ static void test_pager_read_error_without_poison_maps_documented_fill(void **sta
  * data. The device counts each failure. */
 static void test_pager_tampered_crypt_file_faults_with_sigbus(void **state)
 {
-	char *path = t_dev_swapfile(8192), spec[256];
+	char *path, spec[256];
 	FILE *out;
 	char *stats = NULL;
 	size_t len = 0;
 
+	t_need_kind(DEV_KIND_CRYPT);
+	path = t_dev_swapfile(8192);
 	if (!path) {
 		t_skip("mkswap not installed");
 		return;

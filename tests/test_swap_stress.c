@@ -685,6 +685,7 @@ static void test_batches_over_nbd_lose_no_page(void **state)
 	struct model m;
 	uint64_t ops = (uint64_t)(40000 * t_env_scale()) + 1000;
 
+	t_need_kind(DEV_KIND_NBD);
 	if (!t_have_nbdkit()) {
 		t_skip("nbdkit not installed (Debian package nbdkit)");
 		return;
@@ -855,13 +856,15 @@ static void test_batches_and_queues_over_zram_workers_lose_no_page(void **state)
  * ring; no page lost or wrong. */
 static void test_queues_over_crypt_on_a_file_lose_no_page(void **state)
 {
-	char *path = t_dev_swapfile(64 * USWAP_CLUSTER_SLOTS), spec[256], err[256];
+	char *path, spec[256], err[256];
 	uint64_t ops = (uint64_t)(30000 * t_env_scale()) + 1000;
 	struct uswap_backend *ub;
 	struct uswap *u;
 	struct model m;
 	int prio;
 
+	t_need_kind(DEV_KIND_CRYPT);
+	path = t_dev_swapfile(64 * USWAP_CLUSTER_SLOTS);
 	if (!path) {
 		t_skip("mkswap not installed");
 		return;

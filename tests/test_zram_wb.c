@@ -180,6 +180,7 @@ static void test_an_nbd_export_as_the_lower_device(void **state)
 	struct uswap *u;
 	struct backend *b;
 
+	t_need_kind(DEV_KIND_NBD);
 	if (!t_have_nbdkit()) {
 		t_skip("nbdkit not installed (Debian package nbdkit)");
 		return;

@@ -38,7 +38,8 @@ struct uswap_backend; /* where a device's data lives: ram, zram, file, faulty */
  *       may be NULL.
  * @err: receives a one-line reason on failure (may be NULL).
  * Return: 0; -EINVAL (malformed spec or header; @err says which), -ENOENT,
- * -EACCES (the file), -ENOMEM, or the backend's error.
+ * -EACCES (the file), -ENOTSUP (as uswap_spec_parse()), -ENOMEM, or the
+ * backend's error.
  */
 USWAP_API int uswap_backend_open(const char *spec, struct uswap_backend **out,
 				 int *prio, char *err, size_t errlen);
@@ -51,7 +52,8 @@ USWAP_API int uswap_backend_open(const char *spec, struct uswap_backend **out,
  * flock, an export's claim block), so another instance, a forked child's
  * included, must never open it too: it would allocate the same slots (the
  * kernel, likewise, has one swap_info per device for every process).
- * Nothing is opened. Return: 1 or 0; -EINVAL (malformed spec), -ENOMEM.
+ * Nothing is opened. Return: 1 or 0; -EINVAL (malformed spec), -ENOTSUP
+ * (as uswap_spec_parse()), -ENOMEM.
  * Thread-safety: any thread.
  */
 USWAP_API int uswap_spec_external(const char *spec);
@@ -290,7 +292,9 @@ USWAP_API const char *uswap_spec_get(const struct uswap_spec_layer *layer, const
  * Return: 0; -EINVAL (malformed: unknown kind or option, missing or bad
  * size or number, value out of range, option given twice, spec longer
  * than USWAP_SPEC_MAX_LEN or nesting deeper than USWAP_SPEC_MAX_FAULTY);
- * -ENOMEM.
+ * -ENOTSUP (well formed, but a device this libuswap was built without:
+ * nbd or crypt, each left out by the meson option of its name; @err says
+ * which option brings it); -ENOMEM.
  * Thread-safety: any thread.
  */
 USWAP_API int uswap_spec_parse(const char *spec, struct uswap_spec_info *out,

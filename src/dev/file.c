@@ -7,11 +7,13 @@
  *
  * I/O. The synchronous read/write use pread/pwrite, looping over short
  * transfers. The asynchronous submit/reap use io_uring (one ring per
- * backend, queue_depth entries): a request is prepared with the
- * backend_io as its user_data, and reap runs done() for the completions.
- * When io_uring_queue_init() fails (or no_uring is set), submit runs the
- * request synchronously and calls done() before returning, as the memory
- * backends do; the reason is kept (file_backend_info().uring_error).
+ * backend, queue_depth entries; file_uring.c): a request is prepared with
+ * the backend_io as its user_data, and reap runs done() for the
+ * completions. When io_uring_queue_init() fails, no_uring is set, or
+ * libuswap was built without liburing (meson -Dio_uring=disabled: the
+ * ring's setup answers -ENOTSUP), submit runs the request synchronously
+ * and calls done() before returning, as the memory backends do; the
+ * reason is kept (file_backend_info().uring_error).
  * Short transfers are never reported as success: a short read or write
  * is retried until done, and an end of file or a failure becomes an error.
  *
@@ -48,15 +50,11 @@
  * for every other failure of the medium, including an unexpected end of
  * file.
  *
- * Locks: sq_lock covers the submission queue (get_sqe, prep, submit) and
- * cq_lock the completion queue (peek, wait, seen); they are never held
- * together and done() always runs with neither held, so a done() callback
- * may submit again.
+ * Locks: the ring's (file_uring.c); the synchronous path takes none.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,66 +63,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <liburing.h>
-
-#include "dev/dev_internal.h"
-#include "dev/file.h"
-#include "util/tsan.h"
-
-struct file_backend {
-	struct backend b;            /* first */
-	int fd;
-	bool direct;                 /* O_DIRECT: buffers must be aligned */
-	bool blkdev;                 /* BLKDISCARD instead of punch hole */
-	bool discard;                /* opts.discard */
-	_Atomic bool discard_refused;/* EOPNOTSUPP seen: stop trying */
-	int open_discard_rc;         /* the discard at open; set once */
-	uint64_t size_bytes;
-
-	bool uring;                  /* ring set up; immutable after open */
-	int uring_error;             /* why not, when it failed */
-	unsigned int depth;          /* ring entries, cap on inflight */
-	bool wait_timeout;           /* kernel has IORING_FEAT_EXT_ARG */
-	struct io_uring ring;
-	pthread_mutex_t sq_lock;     /* ring's submission side */
-	pthread_mutex_t cq_lock;     /* ring's completion side */
-	_Atomic unsigned int inflight; /* submitted or reserved, not yet
-					  harvested; <= depth but for the
-					  rare submit failure */
-
-	/* statistics; relaxed atomics */
-	_Atomic uint64_t nr_read, nr_write, nr_discard;
-	_Atomic uint64_t nr_async, nr_short, nr_bounce;
-	_Atomic uint64_t nr_realloc_failed; /* punched, not re-allocated */
-	_Atomic bool realloc_warned;        /* the one warning is out */
-	_Atomic bool realloc_refused;       /* EOPNOTSUPP: holes stay */
-};
-
-/* An async request that needed a bounce buffer. Tagged with bit 0 in the
- * user_data, so plain requests cost no allocation. */
-struct file_req {
-	struct backend_io *io;
-	void *bounce;                /* FILE_DIO_ALIGN-aligned, folio-sized */
-};
-
-#define UDATA_BOUNCE  UINT64_C(1) /* user_data bit 0: a struct file_req */
-#define UDATA_NOP     UINT64_C(0) /* a cancelled submission; ignored */
-#define REAP_BATCH    32
+#include "dev/file_impl.h"
 
 static const struct backend_ops file_ops;
 
-static inline struct file_backend *to_file(struct backend *b)
-{
-	return (struct file_backend *)b;
-}
-
-static inline void count(_Atomic uint64_t *c)
-{
-	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
-}
-
 /* The contract's codes from a positive errno of the medium. */
-static int io_errno(int e)
+int file_io_errno(int e)
 {
 	switch (e) {
 	case ENOSPC:
@@ -153,36 +97,31 @@ static int rw_full(struct file_backend *fb, bool write, void *buf, size_t len,
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return io_errno(errno);
+			return file_io_errno(errno);
 		}
 		if (n == 0)
 			return -EIO; /* end of file: the file shrank under us */
 		done += (size_t)n;
 		if (done < len)
-			count(&fb->nr_short);
+			file_count(&fb->nr_short);
 	}
 	return 0;
 }
 
-static inline bool needs_bounce(const struct file_backend *fb, const void *buf)
-{
-	return fb->direct && ((uintptr_t)buf & (FILE_DIO_ALIGN - 1)) != 0;
-}
-
 /* One folio, synchronously, through a bounce buffer if O_DIRECT needs one.
  * Range already checked. */
-static int file_rw(struct file_backend *fb, bool write, uint64_t slot,
-		   unsigned int order, void *buf)
+int file_rw(struct file_backend *fb, bool write, uint64_t slot,
+	    unsigned int order, void *buf)
 {
 	size_t len = folio_bytes(order);
 	off_t off = (off_t)(slot * USWAP_PAGE_SIZE);
 	void *bounce = NULL;
 	int rc;
 
-	if (needs_bounce(fb, buf)) {
+	if (file_needs_bounce(fb, buf)) {
 		if (posix_memalign(&bounce, FILE_DIO_ALIGN, len) != 0)
 			return -ENOMEM;
-		count(&fb->nr_bounce);
+		file_count(&fb->nr_bounce);
 		if (write)
 			memcpy(bounce, buf, len);
 	}
@@ -191,7 +130,7 @@ static int file_rw(struct file_backend *fb, bool write, uint64_t slot,
 		memcpy(buf, bounce, len);
 	free(bounce);
 	if (rc == 0)
-		count(write ? &fb->nr_write : &fb->nr_read);
+		file_count(write ? &fb->nr_write : &fb->nr_read);
 	return rc;
 }
 
@@ -241,7 +180,7 @@ static void reallocate_bytes(struct file_backend *fb, uint64_t off, uint64_t len
 	if (fallocate(fb->fd, 0, (off_t)off, (off_t)len) == 0)
 		return;
 	e = errno;
-	count(&fb->nr_realloc_failed);
+	file_count(&fb->nr_realloc_failed);
 	if (e == EOPNOTSUPP || e == ENOSYS) {
 		/* Punch without preallocation (rare): the holes stay, and
 		 * the next open refuses the file until it is written in full. */
@@ -273,7 +212,7 @@ static int discard_bytes(struct file_backend *fb, uint64_t off, uint64_t len)
 			reallocate_bytes(fb, off, len);
 	}
 	if (rc == 0) {
-		count(&fb->nr_discard);
+		file_count(&fb->nr_discard);
 		return 0;
 	}
 	if (errno == EOPNOTSUPP || errno == ENOSYS || errno == ENOTTY) {
@@ -309,305 +248,27 @@ static int file_flush(struct backend *b)
 }
 
 /* ------------------------------------------------------------------ */
-/* Asynchronous I/O (io_uring) */
-
-/* Finish one harvested request: copy a bounce buffer back, redo a short
- * or interrupted transfer synchronously, set io->result and call done(). */
-static void complete_io(struct file_backend *fb, uint64_t udata, int res)
-{
-	struct file_req *req = NULL;
-	struct backend_io *io;
-	bool write;
-	size_t len;
-
-	/* The submitter's writes reach us through the kernel. */
-	tsan_acquire((void *)(uintptr_t)(udata & ~UDATA_BOUNCE));
-	if (udata & UDATA_BOUNCE) {
-		req = (struct file_req *)(uintptr_t)(udata & ~UDATA_BOUNCE);
-		io = req->io;
-	} else {
-		io = (struct backend_io *)(uintptr_t)udata;
-	}
-	write = io->op == BACKEND_WRITE;
-	len = folio_bytes(io->order);
-
-	if (res == -EAGAIN || res == -EINTR || (res >= 0 && (size_t)res < len)) {
-		/* Short or interrupted: do the whole folio again, through the
-		 * synchronous path (same data, so a repeat is harmless). */
-		count(&fb->nr_short);
-		io->result = file_rw(fb, write, io->slot, io->order, io->buf);
-	} else if (res < 0) {
-		io->result = io_errno(-res);
-	} else {
-		if (req != NULL && !write)
-			memcpy(io->buf, req->bounce, len);
-		count(write ? &fb->nr_write : &fb->nr_read);
-		io->result = 0;
-	}
-	if (req != NULL) {
-		free(req->bounce);
-		free(req);
-	}
-	if (io->done != NULL)
-		io->done(io);
-}
+/* Asynchronous I/O: through the ring (file_uring.c), or synchronous */
 
 /*
- * reap_some() - harvest completions and run their done() callbacks until
- * at least @min_complete ran (0: only what is already there). Gives up
- * waiting when nothing is in flight, so asking for more than was
- * submitted returns instead of hanging.
- * Return: the number of done() callbacks run, or -EIO if waiting failed
- * before any completion.
- * Context: takes cq_lock around each harvest, not around done().
- */
-static int reap_some(struct file_backend *fb, unsigned int min_complete)
-{
-	struct { uint64_t udata; int res; } batch[REAP_BATCH];
-	unsigned int total = 0;
-
-	for (;;) {
-		struct io_uring_cqe *cqe;
-		unsigned int n = 0;
-		int wait_rc = 0;
-
-		pthread_mutex_lock(&fb->cq_lock);
-		for (;;) {
-			while (n < REAP_BATCH && io_uring_peek_cqe(&fb->ring, &cqe) == 0) {
-				uint64_t ud = cqe->user_data;
-
-				batch[n].udata = ud;
-				batch[n].res = cqe->res;
-				io_uring_cqe_seen(&fb->ring, cqe);
-				if (ud == UDATA_NOP)
-					continue;
-				atomic_fetch_sub(&fb->inflight, 1);
-				n++;
-			}
-			if (n > 0 || total >= min_complete ||
-			    atomic_load(&fb->inflight) == 0)
-				break;
-			/* Wait for one. With a timeout (when the kernel takes
-			 * it without an SQE) the inflight check above is
-			 * repeated now and then, in case a reserved request
-			 * fell back to synchronous I/O. */
-			if (fb->wait_timeout) {
-				struct __kernel_timespec ts = { .tv_sec = 0,
-								.tv_nsec = 100 * 1000 * 1000 };
-
-				wait_rc = io_uring_wait_cqe_timeout(&fb->ring, &cqe, &ts);
-			} else {
-				wait_rc = io_uring_wait_cqe(&fb->ring, &cqe);
-			}
-			if (wait_rc == -ETIME || wait_rc == -EINTR || wait_rc == 0) {
-				wait_rc = 0;
-				continue;
-			}
-			break;
-		}
-		pthread_mutex_unlock(&fb->cq_lock);
-
-		for (unsigned int i = 0; i < n; i++)
-			complete_io(fb, batch[i].udata, batch[i].res);
-		total += n;
-		if (wait_rc < 0 && total == 0)
-			return -EIO;
-		if (n == 0 || wait_rc < 0 || (total >= min_complete && n < REAP_BATCH))
-			break;
-	}
-	return (int)total;
-}
-
-/* Reserve up to @k of the depth in-flight places, at least one, reaping
- * (and so running other requests' done()) while none is free. Keeping at
- * most depth requests in flight keeps the CQ (2 * depth) from
- * overflowing. A caller submits what it reserved before it reserves
- * again, so no reservation ever waits on another. Return: how many. */
-static unsigned int reserve_inflight(struct file_backend *fb, unsigned int k)
-{
-	unsigned int n = atomic_load(&fb->inflight);
-
-	for (;;) {
-		if (n < fb->depth) {
-			unsigned int got = fb->depth - n < k ? fb->depth - n : k;
-
-			if (atomic_compare_exchange_weak(&fb->inflight, &n, n + got))
-				return got;
-			continue;
-		}
-		reap_some(fb, 1);
-		n = atomic_load(&fb->inflight);
-	}
-}
-
-#define SUBMIT_CHUNK 64 /* requests per io_uring_submit at most */
-
-/* A request on its way to the ring: the buffer the kernel uses (the
- * caller's, or a bounce for O_DIRECT) and the user_data naming it. */
-struct staged {
-	struct backend_io *io;
-	struct file_req *req;
-	void *buf;
-	uint64_t udata;
-};
-
-static void complete_now(struct backend_io *io, int rc)
-{
-	io->result = rc;
-	if (io->done != NULL)
-		io->done(io);
-}
-
-/* stage_io() - check @io and give it a bounce buffer if O_DIRECT needs
- * one. Return: true if it goes on the ring; false if it completed already
- * (outside the device, no memory for the bounce). */
-static bool stage_io(struct file_backend *fb, struct backend_io *io, struct staged *st)
-{
-	size_t len = folio_bytes(io->order);
-	int rc = backend_check_io(&fb->b, io->slot, io->order);
-
-	if (rc) {
-		complete_now(io, rc);
-		return false;
-	}
-	st->io = io;
-	st->req = NULL;
-	st->buf = io->buf;
-	st->udata = (uint64_t)(uintptr_t)io;
-	if (!needs_bounce(fb, io->buf))
-		return true;
-	st->req = malloc(sizeof(*st->req));
-	if (st->req == NULL || posix_memalign(&st->req->bounce, FILE_DIO_ALIGN, len) != 0) {
-		free(st->req);
-		complete_now(io, -ENOMEM);
-		return false;
-	}
-	st->req->io = io;
-	count(&fb->nr_bounce);
-	if (io->op == BACKEND_WRITE)
-		memcpy(st->req->bounce, io->buf, len);
-	st->buf = st->req->bounce;
-	st->udata = (uint64_t)(uintptr_t)st->req | UDATA_BOUNCE;
-	return true;
-}
-
-/* A staged request the kernel did not take: give back its place and run
- * it synchronously. */
-static void unstage_sync(struct file_backend *fb, struct staged *st)
-{
-	atomic_fetch_sub(&fb->inflight, 1);
-	if (st->req != NULL) {
-		free(st->req->bounce);
-		free(st->req);
-	}
-	backend_submit_sync(&fb->b, st->io);
-}
-
-static void prep_sqe(struct file_backend *fb, struct io_uring_sqe *sqe,
-		     const struct staged *st)
-{
-	unsigned int len = (unsigned int)folio_bytes(st->io->order);
-	uint64_t pos = st->io->slot * USWAP_PAGE_SIZE;
-
-	if (st->io->op == BACKEND_READ)
-		io_uring_prep_read(sqe, fb->fd, st->buf, len, pos);
-	else
-		io_uring_prep_write(sqe, fb->fd, st->buf, len, pos);
-	io_uring_sqe_set_data64(sqe, st->udata);
-	tsan_release((void *)(uintptr_t)(st->udata & ~UDATA_BOUNCE));
-}
-
-/*
- * ring_submit_reserved() - put @n (<= SUBMIT_CHUNK) staged requests, whose
- * in-flight places are reserved, on the ring with one io_uring_submit.
- * The kernel consumes the SQ in order, so what it did not take is the
- * tail of ours: those entries become no-ops that reap ignores, and their
- * requests run synchronously here.
- */
-static void ring_submit_reserved(struct file_backend *fb, struct staged *st, unsigned int n)
-{
-	struct io_uring_sqe *sqe[SUBMIT_CHUNK];
-	unsigned int queued = 0, unsent;
-	int rc;
-
-	pthread_mutex_lock(&fb->sq_lock);
-	for (; queued < n; queued++) {
-		sqe[queued] = io_uring_get_sqe(&fb->ring);
-		if (sqe[queued] == NULL) {
-			/* Only cancelled entries can fill the SQ: push them
-			 * (and ours so far) out. */
-			io_uring_submit(&fb->ring);
-			sqe[queued] = io_uring_get_sqe(&fb->ring);
-		}
-		if (sqe[queued] == NULL)
-			break;
-		prep_sqe(fb, sqe[queued], &st[queued]);
-	}
-	do {
-		rc = io_uring_submit(&fb->ring);
-	} while (rc == -EINTR);
-	unsent = io_uring_sq_ready(&fb->ring);
-	if (unsent > queued)
-		unsent = queued;
-	for (unsigned int i = queued - unsent; i < queued; i++) {
-		io_uring_prep_nop(sqe[i]);
-		io_uring_sqe_set_data64(sqe[i], UDATA_NOP);
-	}
-	pthread_mutex_unlock(&fb->sq_lock);
-
-	for (unsigned int i = queued - unsent; i < n; i++)
-		unstage_sync(fb, &st[i]);
-	atomic_fetch_add_explicit(&fb->nr_async, queued - unsent, memory_order_relaxed);
-	(void)rc; /* a failed submit shows as entries left in the SQ */
-}
-
-/* Submit @n (<= SUBMIT_CHUNK) staged requests, as many at a time as the
- * ring has room for: with a full ring, the first ones are in flight while
- * the rest wait for room. */
-static void ring_submit(struct file_backend *fb, struct staged *st, unsigned int n)
-{
-	while (n) {
-		unsigned int got = reserve_inflight(fb, n);
-
-		ring_submit_reserved(fb, st, got);
-		st += got;
-		n -= got;
-	}
-}
-
-/*
- * file_submit_batch() - queue @n requests on the ring, one
- * io_uring_submit per SUBMIT_CHUNK of them (more when the ring's queue
- * depth is smaller: what has room goes first); done() runs
- * in a later reap (or in this or another thread's submit, which reaps
- * while the ring is at its depth). DISCARD requests, requests outside the
- * device, and all requests when io_uring is off, complete before this
- * returns. Return: 0 (each outcome is its io->result, delivered to done()
- * exactly once); -EINVAL (a NULL request: those before it were queued).
- * Thread-safety: any thread; takes sq_lock, maybe cq_lock (not both).
+ * file_submit_batch() - with a ring, file_ring_submit_batch(): reads and
+ * writes go on it and done() runs in a later reap (or in a submit that
+ * reaps while the ring is at its depth). Without one every request
+ * completes, done() included, before this returns. Return: 0 (each
+ * outcome is its io->result, delivered to done() exactly once); -EINVAL
+ * (a NULL request: those before it were submitted).
+ * Thread-safety: any thread.
  */
 static int file_submit_batch(struct backend *b, struct backend_io **ios, unsigned int n)
 {
 	struct file_backend *fb = to_file(b);
-	struct staged st[SUBMIT_CHUNK];
-	unsigned int k = 0;
 
+	if (fb->ring)
+		return file_ring_submit_batch(fb, ios, n);
 	for (unsigned int i = 0; i < n; i++) {
-		struct backend_io *io = ios[i];
-
-		if (io == NULL) {
-			if (k)
-				ring_submit(fb, st, k);
+		if (ios[i] == NULL)
 			return -EINVAL;
-		}
-		if (!fb->uring || (io->op != BACKEND_READ && io->op != BACKEND_WRITE))
-			backend_submit_sync(b, io);
-		else if (stage_io(fb, io, &st[k]))
-			k++;
-		if (k == SUBMIT_CHUNK || (k && i + 1 == n)) {
-			ring_submit(fb, st, k);
-			k = 0;
-		}
+		backend_submit_sync(b, ios[i]);
 	}
 	return 0;
 }
@@ -629,9 +290,9 @@ static int file_reap(struct backend *b, unsigned int min_complete)
 {
 	struct file_backend *fb = to_file(b);
 
-	if (!fb->uring)
+	if (!fb->ring)
 		return 0;
-	return reap_some(fb, min_complete);
+	return file_ring_reap(fb, min_complete);
 }
 
 /* ------------------------------------------------------------------ */
@@ -643,7 +304,7 @@ int file_backend_info(struct backend *b, struct file_backend_info *info)
 	if (b == NULL || b->ops != &file_ops || info == NULL)
 		return -EINVAL;
 	memset(info, 0, sizeof(*info));
-	info->uring = fb->uring;
+	info->uring = fb->ring != NULL;
 	info->uring_error = fb->uring_error;
 	info->direct = fb->direct;
 	info->blkdev = fb->blkdev;
@@ -697,14 +358,7 @@ static void file_close(struct backend *b)
 
 	if (b == NULL)
 		return;
-	if (fb->uring) {
-		while (atomic_load(&fb->inflight) > 0)
-			if (reap_some(fb, atomic_load(&fb->inflight)) < 0)
-				break;
-		io_uring_queue_exit(&fb->ring);
-	}
-	pthread_mutex_destroy(&fb->sq_lock);
-	pthread_mutex_destroy(&fb->cq_lock);
+	file_ring_close(fb);
 	/* Every punched range was allocated again at once; this is the
 	 * second chance for a re-allocation that failed then (ENOSPC), so
 	 * the next open does not refuse the file ("has holes"). */
@@ -781,7 +435,8 @@ static int claim_area(const char *path, int *fd, const struct stat *st, int flag
  *        io_uring); copied.
  * io_uring: a ring of opts.queue_depth entries (0 = 32, clamped to
  * FILE_MAX_QUEUE_DEPTH) unless opts.no_uring; if io_uring_queue_init()
- * fails the backend falls back to pread/pwrite and records why.
+ * fails, or libuswap was built without liburing (-ENOTSUP), the backend
+ * falls back to pread/pwrite and records why.
  * Discard: with opts.discard, the whole area but the header page is
  * discarded now (the kernel's discard at swapon); a refusal switches
  * discard off and is recorded, it does not fail the open.
@@ -866,17 +521,10 @@ int backend_file_open(const char *path, const struct file_backend_opts *opts,
 	fb->discard = o.discard;
 	fb->size_bytes = size;
 	fb->depth = o.queue_depth;
-	pthread_mutex_init(&fb->sq_lock, NULL);
-	pthread_mutex_init(&fb->cq_lock, NULL);
-	if (!o.no_uring) {
-		rc = io_uring_queue_init(fb->depth, &fb->ring, 0);
-		if (rc == 0) {
-			fb->uring = true;
-			fb->wait_timeout = (fb->ring.features & IORING_FEAT_EXT_ARG) != 0;
-		} else {
-			fb->uring_error = rc; /* e.g. -EPERM (io_uring_disabled), -ENOSYS */
-		}
-	}
+	/* e.g. -EPERM (io_uring_disabled), -ENOSYS; -ENOTSUP: built without
+	 * liburing */
+	if (!o.no_uring)
+		fb->uring_error = file_ring_open(fb);
 	backend_init(&fb->b, &file_ops, path, nr_slots, 1);
 	fb->b.is_file = !fb->blkdev;
 

@@ -16,8 +16,10 @@
 struct file_backend_info {
 	bool uring;              /* submit/reap go through io_uring */
 	int uring_error;         /* io_uring_queue_init()'s -errno when it failed
-				    and the backend fell back to pread/pwrite;
-				    0 when io_uring is used or no_uring was set */
+				    and the backend fell back to pread/pwrite
+				    (-ENOTSUP: libuswap built without liburing,
+				    meson -Dio_uring=disabled); 0 when io_uring
+				    is used or no_uring was set */
 	bool direct;             /* opened O_DIRECT */
 	bool blkdev;             /* a block device (BLKDISCARD), else a file */
 	bool discard;            /* discard requested in the options */

@@ -8,7 +8,10 @@
  * the size or path, then options. faulty is the one recursive kind: its
  * second field holds its own comma-separated options and the rest of the
  * string is the inner spec, parsed the same way. Every error says which
- * field is wrong and what was expected; nothing here opens a device.
+ * field is wrong and what was expected; nothing here opens a device. A
+ * well-formed spec that names a device this libuswap was built without
+ * (meson options nbd and crypt) is refused last, with -ENOTSUP and the
+ * option that brings it (features.c).
  * The grammar and the limits are in spec.h.
  */
 #include "dev/spec.h"
@@ -853,6 +856,23 @@ static int parse_level(const char *s, struct dev_spec *out, int depth,
 	return rc;
 }
 
+/* The first device of @s, outermost first, that this build left out
+ * (features.c): checked once the whole spec is known to be well formed,
+ * so the grammar and its messages are the same in every build. */
+static int refuse_unbuilt(const struct dev_spec *s, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!s)
+		return 0;
+	rc = dev_kind_refuse(s->kind, err, errlen);
+	if (!rc)
+		rc = refuse_unbuilt(s->inner, err, errlen);
+	if (!rc)
+		rc = refuse_unbuilt(s->inner2, err, errlen);
+	return rc;
+}
+
 int dev_spec_parse(const char *s, struct dev_spec *out, char *err, size_t errlen)
 {
 	int rc;
@@ -866,6 +886,8 @@ int dev_spec_parse(const char *s, struct dev_spec *out, char *err, size_t errlen
 		return backend_errf(err, errlen, -EINVAL, "device spec longer than %d "
 			    "bytes", DEV_SPEC_MAX_LEN);
 	rc = parse_level(s, out, 0, err, errlen);
+	if (!rc)
+		rc = refuse_unbuilt(out, err, errlen);
 	if (rc)
 		dev_spec_free(out);
 	return rc;

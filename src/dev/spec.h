@@ -112,8 +112,9 @@ struct dev_spec {
  * @err, @errlen: one-line reason on error, naming the part at fault and
  *     what was expected; @err may be NULL.
  * Return: 0 (free @out with dev_spec_free()); -EINVAL (malformed, out of
- * range, too long, nested too deep); -ENOMEM. On error @out holds nothing
- * to free (dev_spec_free() on it is still safe).
+ * range, too long, nested too deep); -ENOTSUP (well formed, but it names a
+ * device this libuswap was built without: dev_kind_built()); -ENOMEM. On
+ * error @out holds nothing to free (dev_spec_free() on it is still safe).
  * Thread-safety: any thread; no global state.
  */
 int dev_spec_parse(const char *s, struct dev_spec *out, char *err, size_t errlen);
@@ -134,6 +135,14 @@ int dev_spec_format(const struct dev_spec *spec, char *buf, size_t len);
 
 /* "ram", "zram", "file", "faulty". */
 const char *dev_kind_name(enum dev_kind kind);
+
+/* Is the device @kind built into this libuswap? Only nbd and crypt may
+ * not be (meson options nbd and crypt; features.c). */
+bool dev_kind_built(enum dev_kind kind);
+
+/* dev_kind_refuse() - 0 when @kind is built; else -ENOTSUP, with a message
+ * in @err naming the meson option that builds it (features.c). */
+int dev_kind_refuse(enum dev_kind kind, char *err, size_t errlen);
 
 /* The "C" numeric locale, so that rates read and print with a '.' whatever
  * the program's LC_NUMERIC (LC_GLOBAL_LOCALE if it cannot be made). */
