@@ -1828,6 +1828,79 @@ static void test_pager_fork_child_adopts_its_copy(void **state)
 	t_eq_u64(atomic_load(&bad), 0);
 }
 
+/*
+ * fork() without read-back (fork.c): the parent quiesces (fork_prepare),
+ * forks with most folios swapped out; the child keeps its copy of the
+ * instance (@u, zram in its memory), makes a pager on it, adopts its copy
+ * of the region and inherits the swapped-out folios on the same slots.
+ * Each sees the first generation and only its own writes after; the
+ * parent read nothing in for the fork. Not under TSan (as above).
+ */
+static int inherit_child(uint64_t *base, size_t nr, uint64_t limit)
+{
+	struct uswap_pager_config c = config(limit, 0, 1);
+	struct uswap_pager_stats st = { .size = sizeof(st) };
+	struct uswap_pager *cp, *old = pg;
+	long taken;
+
+	if (uswap_pager_create(u, &c, &cp) || uswap_region_adopt(cp, base, nr * PAGE))
+		return 2;
+	taken = uswap_pager_inherit(cp, old);
+	uswap_pager_forget(old);
+	if (taken < (long)nr / 2) /* most were swapped out at the fork */
+		return 3;
+	for (size_t i = 0; i < nr; i++)
+		if (page_check(base + i * WORDS, i, 1))
+			return 4;
+	for (size_t i = 0; i < nr; i++)
+		page_fill(base + i * WORDS, i, 3);
+	for (size_t i = 0; i < nr; i++)
+		if (page_check(base + i * WORDS, i, 3))
+			return 5;
+	if (uswap_pager_stats_get(cp, &st) || st.swapins < (uint64_t)taken)
+		return 6;
+	uswap_pager_destroy(cp);
+	if (total_inuse()) /* every slot the child held is free again */
+		return 7;
+	return 0;
+}
+
+static void test_pager_fork_child_inherits_swapped_folios_unread(void **state)
+{
+#if defined(__SANITIZE_THREAD__)
+	t_skip("ThreadSanitizer kills a threaded program's child that starts threads");
+#endif
+	const uint64_t limit = 2u << 20;
+	const size_t nr = 4 * limit / PAGE;
+	_Atomic uint64_t bad = 0;
+	uint64_t *base, swapins;
+	int status;
+	pid_t pid;
+
+	swapon("zram:64M");
+	struct uswap_pager_config c = config(limit, 0, 1);
+	c.flags |= USWAP_PAGER_FORKABLE;
+	pager_start(&c);
+	base = region(nr * PAGE);
+	two_threads(writer, base, nr, 1, false, &bad);
+	t_true(pstats().evictions > 0);
+	swapins = pstats().swapins;
+	t_eq(uswap_pager_fork_prepare(pg), 0);
+	pid = fork();
+	t_true(pid >= 0);
+	if (pid == 0)
+		_exit(inherit_child(base, nr, limit));
+	uswap_pager_fork_parent(pg);
+	t_eq_u64(pstats().swapins, swapins); /* nothing was read for the fork */
+	t_eq(waitpid(pid, &status, 0), pid);
+	t_true(WIFEXITED(status));
+	t_eq(WEXITSTATUS(status), 0);
+	two_threads(reader, base, nr, 1, true, &bad); /* not the child's gen 3 */
+	t_eq_u64(atomic_load(&bad), 0);
+	t_eq(uswap_pager_fork_prepare(NULL), -EINVAL);
+	t_eq(uswap_pager_inherit(pg, pg), -EINVAL);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest quick[] = {
@@ -1851,6 +1924,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pager_adopt_keeps_contents_and_evicts_to_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_hold_brings_all_in_and_evicts_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_fork_child_adopts_its_copy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_fork_child_inherits_swapped_folios_unread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_group_limit_is_shared_and_pressure_moves_room, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_group_reap_takes_a_dead_members_charge, setup, teardown),
 	};

@@ -240,13 +240,54 @@ USWAP_API int uswap_pager_hold(struct uswap_pager *p);
 USWAP_API void uswap_pager_release(struct uswap_pager *p);
 
 /*
+ * uswap_pager_fork_prepare() - get @p ready for a fork() whose child keeps
+ * a copy of the instance and hands its swapped-out folios to a pager of
+ * its own (uswap_pager_inherit()), instead of reading them all in first
+ * (uswap_pager_hold()). For an instance whose devices are all memory of
+ * the process (ram, zram): a file's or an export's slots would be shared
+ * by the two processes, not copied. Eviction stops, and the pager's lock
+ * is taken for writing, which waits for the faults and reclaim passes in
+ * flight: nothing is half done in the copy. Until
+ * uswap_pager_fork_parent(), a fault on a region waits, the caller's own
+ * included: call it last before fork() (the first pthread_atfork()
+ * handler registered runs last).
+ * Return: 0; -EINVAL (@p NULL).
+ * Thread-safety: the thread that forks.
+ */
+USWAP_API int uswap_pager_fork_prepare(struct uswap_pager *p);
+
+/* uswap_pager_fork_parent() - in the parent, end uswap_pager_fork_prepare():
+ * faults are served again and reclaim resumes. NULL: no-op. */
+USWAP_API void uswap_pager_fork_parent(struct uswap_pager *p);
+
+/*
+ * uswap_pager_inherit() - in the child of a fork() made after
+ * uswap_pager_fork_prepare(@old), give @p, a pager the child created on
+ * its copy of @old's instance (same folio order), the folios @old had
+ * swapped out, on the same slots: as the kernel's fork shares swap
+ * entries, nothing is read, and each process frees its slots in its own
+ * copy. Call it once @p has adopted the child's copies of @old's regions
+ * (uswap_region_adopt()); a folio is taken where @p has it with no page
+ * present, and read into place, as plain memory, where @p has no region
+ * (one it could not adopt). Every other slot @old held (a clean folio's,
+ * its page mapped in the child) is freed. With @p NULL (no pager could
+ * be made), every swapped-out folio is read into place. Call
+ * uswap_pager_forget(@old) after.
+ * Return: folios taken (0 with @p NULL); -EIO (folios lost to read
+ * errors, left as zeros); -EINVAL (@old NULL, another instance or order).
+ * Context: the child, one thread; @p's handlers may run.
+ */
+USWAP_API long uswap_pager_inherit(struct uswap_pager *p, struct uswap_pager *old);
+
+/*
  * uswap_pager_forget() - in a fork() child, let go of a pager the parent
  * created: its threads are not in the child and its locks may be held by
  * them, so it cannot be destroyed. Closes the child's copies of its file
  * descriptors and nothing else: its regions stay mapped as plain memory
  * (see uswap_region_adopt()) and its bookkeeping is left unfreed. No call
  * may use @p afterwards. NULL is a no-op.
- * Context: the child, before it creates a pager of its own.
+ * Context: the child, before it creates a pager of its own, or after
+ * uswap_pager_inherit().
  */
 USWAP_API void uswap_pager_forget(struct uswap_pager *p);
 

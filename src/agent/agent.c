@@ -391,12 +391,26 @@ __attribute__((constructor)) static void agent_start(void)
  * fork
  * ---------------------------------------------------------------------- */
 
-/* Every folio in, and kept in until the fork is done (hold.c). */
+/* Whether a fork child keeps a copy of the instance (fork.c): only when
+ * every device is this process's memory; a file's or an export's slots
+ * cannot be copied, so with one of those every folio is read in first
+ * (hold.c). */
+static bool fork_copies(void)
+{
+	for (unsigned int i = 0; i < agent.nr_devs; i++)
+		if (uswap_spec_external(agent.specs[i]) != 0)
+			return false;
+	return agent.nr_devs > 0;
+}
+
+static bool fork_copy;          /* this fork: fork_copies() at prepare */
+
 static void prepare_fork(void)
 {
 	pthread_mutex_lock(&fork_lock);
 	t_internal++;
-	if (!agent.detached && agent.p) {
+	fork_copy = !agent.detached && agent.p && fork_copies();
+	if (!agent.detached && agent.p && !fork_copy) {
 		int rc = uswap_pager_hold(agent.p);
 
 		if (rc) /* those folios fault with SIGBUS in both, as before */
@@ -404,30 +418,41 @@ static void prepare_fork(void)
 	}
 	agent_adopt_lock();
 	agent_mmap_lock();
+	/* Last: from here a fault on the heap waits until the fork is done,
+	 * and the agent's locks are the ones a program thread takes before
+	 * the pager's (adopt.c). */
+	if (fork_copy)
+		uswap_pager_fork_prepare(agent.p);
 }
 
 static void parent_after_fork(void)
 {
+	if (fork_copy)
+		uswap_pager_fork_parent(agent.p);
 	agent_mmap_unlock();
 	agent_adopt_unlock();
-	if (!agent.detached && agent.p)
+	if (!agent.detached && agent.p && !fork_copy)
 		uswap_pager_release(agent.p);
 	t_internal--;
 	pthread_mutex_unlock(&fork_lock);
 }
 
-/* Swap the memory devices on in a fresh instance, start a pager and
- * adopt the heap. Return: 0 or -errno (the child runs on detached). */
-static int child_pager(void)
+/* Swap the memory devices on in a fresh instance, or keep the copy of
+ * the parent's (@keep), start a pager and adopt the heap. Return: 0 or
+ * -errno (the child runs on detached). */
+static int child_pager(bool keep)
 {
 	char err[256];
 	unsigned int on = 0;
 	int rc;
 
-	uswap_pager_forget(agent.p); /* with the old instance: never freed */
+	if (!keep)
+		uswap_pager_forget(agent.p); /* with the old instance: never freed */
 	atomic_store(&threads_created, 0); /* the parent's are not here */
 	atomic_store(&threads_started, 0);
 	agent.p = NULL;
+	if (keep)
+		goto pager;
 	agent.u = NULL;
 	if ((rc = uswap_create(NULL, &agent.u)))
 		return rc;
@@ -444,6 +469,7 @@ static int child_pager(void)
 	agent.nr_devs = on;
 	if (!on)
 		return -ENODEV;
+pager:
 	if ((rc = start_pager()))
 		return rc;
 	wait_threads_started();
@@ -454,17 +480,34 @@ static int child_pager(void)
 	return uswap_region_adopt(agent.p, agent.base, (agent.size + folio - 1) / folio * folio);
 }
 
+/* With the instance kept (fork_copy): the new pager takes the parent's
+ * swapped-out folios (fork.c); with none, they are read into place. */
+static void inherit_folios(struct uswap_pager *old)
+{
+	long rc = uswap_pager_inherit(agent.p, old);
+
+	if (rc < 0)
+		fprintf(stderr, "uswap run: agent: a forked child's swapped-out memory: %s\n",
+			strerror((int)-rc));
+	uswap_pager_forget(old);
+}
+
 /* The child has the memory and none of the pager's threads: it gets a
  * pager of its own (agent.h). It is still the only thread here. */
 static void child_after_fork(void)
 {
+	struct uswap_pager *old = agent.p;
+
 	agent_trace_forget(agent.u); /* the parent's records are the parent's */
 	agent_mmap_unlock();
 	agent_status_forget();
 	if (!agent.detached) {
 		unsigned int held = agent_stdio_hold();
-		int rc = child_pager();
+		int rc;
 
+		if (fork_copy)
+			agent_stats_fork(); /* the copied counters are the parent's */
+		rc = child_pager(fork_copy);
 		agent.pid = getpid();
 		if (!rc)
 			agent_status_start();
@@ -477,6 +520,8 @@ static void child_after_fork(void)
 					"the child runs unswapped\n", strerror(-rc));
 		}
 		agent_adopt_child();
+		if (fork_copy)
+			inherit_folios(old);
 	}
 	agent_adopt_unlock();
 	t_internal--;
@@ -626,13 +671,37 @@ static const char *comm(void)
 	return name;
 }
 
+/* The instance's counters at the fork that made this process, when it
+ * kept a copy of its parent's instance: they are the parent's work. */
+static struct uswap_stats stats_base = { .size = sizeof(stats_base) };
+
+void agent_stats_fork(void)
+{
+	uswap_stats_get(agent.u, &stats_base);
+}
+
+/* This process's own counters of the instance. Return: as
+ * uswap_stats_get(). */
+static int stats_get(struct uswap_stats *st)
+{
+	int rc = uswap_stats_get(agent.u, st);
+
+	for (unsigned int i = 0; !rc && i < USWAP_NR_ORDERS; i++) {
+		st->swpout[i] -= stats_base.swpout[i];
+		st->swpout_fallback[i] -= stats_base.swpout_fallback[i];
+	}
+	if (!rc)
+		st->swpin -= stats_base.swpin;
+	return rc;
+}
+
 /* The line: this process's counters, what `uswap run` adds up. */
 static void stats_line(FILE *f, bool root)
 {
 	struct uswap_pager_stats ps = { .size = sizeof(ps) };
 	struct uswap_stats st = { .size = sizeof(st) };
 
-	if (uswap_stats_get(agent.u, &st) || uswap_pager_stats_get(agent.p, &ps))
+	if (stats_get(&st) || uswap_pager_stats_get(agent.p, &ps))
 		return;
 	fprintf(f, "{\"pid\": %d, \"image_ns\": %llu, \"root\": %s, \"cmd\": \"%s\", "
 		"\"resident_bytes\": %llu, ", (int)getpid(), (unsigned long long)image_ns,

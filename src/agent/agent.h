@@ -78,6 +78,10 @@ struct agent {
 				     take, served by glibc instead */
 };
 
+/* In a fork child that kept its parent's instance: from now on, the
+ * counters it reports are its own (agent.c). */
+void agent_stats_fork(void);
+
 extern struct agent agent;
 /* The agent's thread-local variables use the initial-exec model: read
  * at a fixed offset from the thread pointer. The default model for a

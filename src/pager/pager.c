@@ -398,6 +398,8 @@ USWAP_API void uswap_pager_forget(struct uswap_pager *p)
 	 * child's copy of the memory costs nothing until written. */
 	close(p->uffd);
 	close(p->stop_fd);
+	if (p->stage_pagemap >= 0)
+		close(p->stage_pagemap);
 }
 
 /* ------------------------------------------------------------------------

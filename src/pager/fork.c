@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fork.c - fork() without reading the swapped-out folios back in.
+ *
+ * The kernel's fork copies the page tables: a swapped-out page's swap
+ * entry goes to the child too, its count raised (swap_duplicate()), and
+ * each process reads its own copy in when it touches it. A userfaultfd
+ * pager cannot follow its memory into the child (the child's mappings
+ * lose the registration, and a missing page there reads as zeros), which
+ * is why uswap_pager_hold() brings every folio in first.
+ *
+ * When every device is memory the process owns (ram, zram), the child
+ * gets the same thing another way: fork() copies the instance itself,
+ * devices, slots and swap cache, copy-on-write. The child keeps that copy
+ * and starts a pager of its own on it; uswap_pager_inherit() then hands
+ * it the parent pager's swapped-out folios, the same slots in the child's
+ * copy of the devices. Nothing is read, and each process frees its slots
+ * in its own copy. A device with an owner outside the process (a file,
+ * an NBD export) is shared, not copied: the owner brings its folios in
+ * with uswap_pager_hold() and does not use this.
+ *
+ * For the copy to be usable, nothing may be half done in it: between
+ * uswap_pager_fork_prepare() and the fork, p->lock is write-held, which
+ * waits for the reclaim passes and faults in flight (each runs with it
+ * read-held) and keeps new ones out; eviction is stopped as by a hold.
+ */
+#include <errno.h>
+
+#include "pager/pager_internal.h"
+
+USWAP_API int uswap_pager_fork_prepare(struct uswap_pager *p)
+{
+	if (!p)
+		return -EINVAL;
+	atomic_fetch_add_explicit(&p->hold, 1, memory_order_acq_rel);
+	pthread_rwlock_wrlock(&p->lock);
+	return 0;
+}
+
+USWAP_API void uswap_pager_fork_parent(struct uswap_pager *p)
+{
+	if (!p)
+		return;
+	pthread_rwlock_unlock(&p->lock);
+	uswap_pager_release(p);
+}
+
+/* Move the slots of @old's folio @oidx of @ro to @p's folio @idx of @r,
+ * which has no page present, and make it swapped out there. */
+static void take_folio(struct uswap_pager *p, struct pager_region *r, size_t idx,
+		       struct pager_region *ro, size_t oidx, uint32_t s)
+{
+	size_t page0 = idx * p->nr, opage0 = oidx * p->nr;
+
+	for (unsigned int i = 0; i < p->nr; i++) {
+		uint64_t v = atomic_exchange_explicit(&ro->slot[opage0 + i], 0,
+						      memory_order_relaxed);
+
+		atomic_store_explicit(&r->slot[page0 + i], v, memory_order_relaxed);
+		if (v)
+			rmap_set(p, v, ((uint64_t)(r->id + 1) << 32) | (uint64_t)(page0 + i));
+	}
+	atomic_store_explicit(&r->state[idx], PF_SWAPPED | (s & PF_WHOLE),
+			      memory_order_release);
+}
+
+/* @old's folio @oidx of @ro: swapped out, into @p where @p has it with no
+ * page present, else read into place where @p has no region (plain memory
+ * in the child: a region it could not adopt); a clean folio's slots (its
+ * page is mapped in the child) freed. Return: 1 if taken, 0, or -EIO. */
+static int inherit_folio(struct uswap_pager *p, struct uswap_pager *old,
+			 struct pager_region *ro, size_t oidx)
+{
+	uint32_t s = atomic_load_explicit(&ro->state[oidx], memory_order_acquire);
+	bool whole = (s & PF_WHOLE) != 0;
+	char *addr = folio_addr(ro, oidx);
+	struct pager_region *r;
+	int rc = 0;
+
+	if (pf_state(s) != PF_SWAPPED && pf_state(s) != PF_CLEAN)
+		return 0;
+	r = pf_state(s) == PF_SWAPPED ? region_find(p, (uintptr_t)addr) : NULL;
+	if (r) {
+		size_t idx = (size_t)(addr - r->base) / p->folio_bytes;
+
+		if (pf_state(atomic_load_explicit(&r->state[idx], memory_order_relaxed)) ==
+		    PF_NONE) {
+			take_folio(p, r, idx, ro, oidx, s);
+			return 1;
+		}
+	} else if (pf_state(s) == PF_SWAPPED) {
+		rc = folio_swap_in(old, ro, oidx, whole, addr) < 0 ? -EIO : 0;
+	}
+	folio_free_slots(old, ro, oidx, whole);
+	atomic_store_explicit(&ro->state[oidx], PF_NONE, memory_order_relaxed);
+	return rc;
+}
+
+/* No pager in the child: each swapped-out folio is read into place, as
+ * plain memory (the child's mappings are not registered). */
+static long load_all(struct uswap_pager *old)
+{
+	long lost = 0;
+
+	for (size_t i = 0; i < old->nr_regions; i++) {
+		struct pager_region *ro = old->regions[i];
+
+		for (size_t idx = 0; idx < ro->nr_folios; idx++) {
+			uint32_t s = atomic_load_explicit(&ro->state[idx], memory_order_acquire);
+			bool whole = (s & PF_WHOLE) != 0;
+
+			if (pf_state(s) == PF_SWAPPED)
+				lost += folio_swap_in(old, ro, idx, whole, folio_addr(ro, idx)) < 0;
+			if (pf_state(s) == PF_SWAPPED || pf_state(s) == PF_CLEAN)
+				folio_free_slots(old, ro, idx, whole);
+		}
+	}
+	return lost ? -EIO : 0;
+}
+
+USWAP_API long uswap_pager_inherit(struct uswap_pager *p, struct uswap_pager *old)
+{
+	long taken = 0, lost = 0;
+
+	if (old && !p)
+		return load_all(old);
+	if (!p || !old || p == old || p->u != old->u || p->order != old->order)
+		return -EINVAL;
+	/* @old's lock is the parent's, write-held since the fork: its
+	 * arrays are still. Ours keeps our handlers and reclaim out. */
+	pthread_rwlock_wrlock(&p->lock);
+	for (size_t i = 0; i < old->nr_regions; i++) {
+		struct pager_region *ro = old->regions[i];
+
+		for (size_t idx = 0; idx < ro->nr_folios; idx++) {
+			int rc = inherit_folio(p, old, ro, idx);
+
+			taken += rc > 0;
+			lost += rc < 0;
+		}
+	}
+	pthread_rwlock_unlock(&p->lock);
+	return lost ? -EIO : taken;
+}
