@@ -146,6 +146,9 @@ int cmd_swapon(int argc, char **argv);
  * ---------------------------------------------------------------------- */
 
 #define CLI_JSON_MAX_DEPTH 16
+/* The "version" key every object document starts with: raised when a
+ * key of a command's document is renamed or removed (uswap(1)). */
+#define CLI_JSON_VERSION 1
 
 struct json_object;
 

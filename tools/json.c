@@ -55,10 +55,15 @@ static void open_container(struct cli_json *j, const char *key, struct json_obje
 {
 	if (j->depth + 1 >= CLI_JSON_MAX_DEPTH)
 		abort();
+	bool document = j->depth == 0;
+
 	add(j, key, made(c));
-	if (j->depth == 0 && j->stack[0] != c)
+	if (document && j->stack[0] != c)
 		abort();
 	j->stack[++j->depth] = c;
+	/* Every document that is an object says its shape's version first. */
+	if (document && json_object_is_type(c, json_type_object))
+		add(j, "version", made(json_object_new_int(CLI_JSON_VERSION)));
 }
 
 static void close_container(struct cli_json *j, json_type type)

@@ -26,7 +26,6 @@
 #include <uswap/uswap.h>
 
 #define CMD "swapon"
-#define SWAPON_JSON_VERSION 1 /* of --dry-run --json's object */
 #define MAX_BADPAGES_SHOWN 16 /* text output lists this many, then "..." */
 
 static const char usage_text[] =
@@ -377,7 +376,6 @@ static void print_json(const struct swapon_result *r)
 	cli_json_init(&j, stdout);
 	cli_json_object_open(&j, NULL, false);
 	cli_json_bool(&j, "ok", true);
-	cli_json_u64(&j, "version", SWAPON_JSON_VERSION);
 	cli_json_string(&j, "spec", r->spec.canonical);
 	cli_json_i64(&j, "prio", r->spec.prio);
 	json_wrappers(&j, &r->spec);
@@ -407,8 +405,7 @@ static int report_refusal(const struct swapon_opts *o, int exit_code, int rc,
 
 		cli_json_init(&j, stdout);
 		cli_json_object_open(&j, NULL, false);
-		cli_json_u64(&j, "version", SWAPON_JSON_VERSION);
-		cli_json_bool(&j, "ok", false);
+			cli_json_bool(&j, "ok", false);
 		cli_json_string(&j, "spec", o->spec);
 		cli_json_string(&j, "error", msg);
 		cli_json_string(&j, "errno", cli_errno_name(rc));
