@@ -55,8 +55,8 @@ echo "# tree: peak $1 MiB anonymous, $2 processes, at least $3 MiB unmanaged, $4
 [ "$1" -le 128 ] || fail "tree peak $1 MiB for 96 MiB held: counted twice?"
 [ "$2" -ge 2 ] || fail "$2 processes at the peak: the daemonized grandchild left the tree"
 [ "$3" -ge 64 ] || fail "only $3 MiB said to be unmanaged of 96 MiB no pager held"
-grep -q "^  tree .*MiB anonymous RSS at its peak" "$dir/t.err" || fail "--stats has no tree line: $(cat "$dir/t.err")"
-grep -q "^  unmanaged .*MiB at least" "$dir/t.err" || fail "--stats has no unmanaged line: $(cat "$dir/t.err")"
+grep -q "^  tree  *[0-9.]*[BKMG] anonymous RSS at its peak" "$dir/t.err" || fail "--stats has no tree line: $(cat "$dir/t.err")"
+grep -q "^  unmanaged  *[0-9.]*[BKMG] at least" "$dir/t.err" || fail "--stats has no unmanaged line: $(cat "$dir/t.err")"
 
 # The limit is the tree's: four forked children with 48 MiB of malloc'd
 # memory each, held together, under --limit 32M. Each process had 32 MiB

@@ -249,22 +249,29 @@ static void print_devices(json_object *sum)
 		}
 }
 
+/* A byte count as util-linux prints sizes (the tables' style: 14.2M). */
+static const char *size(int64_t bytes, char buf[32])
+{
+	return cli_human_size(bytes > 0 ? (uint64_t)bytes : 0, buf, 32);
+}
+
 /* The tree as the kernel saw it, and how much of its anonymous memory no
  * pager held: at least its peak less every process's resident peak. */
 static void print_tree(json_object *sum)
 {
 	json_object *tree;
 	int64_t peak;
+	char a[32];
 
 	if (!json_object_object_get_ex(sum, "tree", &tree) || !get_i64(tree, "samples"))
 		return;
 	peak = get_i64(tree, "anon_rss_peak_bytes");
-	fprintf(stderr, "  %-16s%.1f MiB anonymous RSS at its peak, %lld processes at most "
-		"(sampled every %d ms)\n", "tree", (double)peak / 1048576,
+	fprintf(stderr, "  %-16s%s anonymous RSS at its peak, %lld processes at most "
+		"(sampled every %d ms)\n", "tree", size(peak, a),
 		(long long)get_i64(tree, "processes_peak"), RUN_TREE_PERIOD_MS);
-	fprintf(stderr, "  %-16s%.1f MiB at least: memory no pager held (not swapped: see "
+	fprintf(stderr, "  %-16s%s at least: memory no pager held (not swapped: see "
 		"\"What is covered\" in docs/run.md)\n", "unmanaged",
-		(double)get_i64(sum, "unmanaged_anon_bytes_min") / 1048576);
+		size(get_i64(sum, "unmanaged_anon_bytes_min"), a));
 }
 
 static void add_tree(json_object *sum, const struct run_tree *t)
@@ -302,19 +309,17 @@ static void add_group(json_object *sum, const struct uswap_pager_group_stats *g)
 static void print_resident(json_object *sum)
 {
 	json_object *g;
+	char a[32], b[32], c[32];
 
 	if (json_object_object_get_ex(sum, "group", &g)) {
-		fprintf(stderr, "  %-16s%.1f MiB of a %.1f MiB limit (the tree's, %lld processes "
-			"with a pager; largest of one: %.1f MiB)\n", "resident peak",
-			(double)get_i64(g, "resident_peak_bytes") / 1048576,
-			(double)get_i64(g, "limit_bytes") / 1048576,
-			(long long)get_i64(g, "members"),
-			(double)get_i64(sum, "resident_peak_bytes") / 1048576);
+		fprintf(stderr, "  %-16s%s of a %s limit (the tree's, %lld processes "
+			"with a pager; largest of one: %s)\n", "resident peak",
+			size(get_i64(g, "resident_peak_bytes"), a), size(get_i64(g, "limit_bytes"), b),
+			(long long)get_i64(g, "members"), size(get_i64(sum, "resident_peak_bytes"), c));
 		return;
 	}
-	fprintf(stderr, "  %-16s%.1f MiB of a %.1f MiB limit (per process)\n", "resident peak",
-		(double)get_i64(sum, "resident_peak_bytes") / 1048576,
-		(double)get_i64(sum, "limit_bytes") / 1048576);
+	fprintf(stderr, "  %-16s%s of a %s limit (per process)\n", "resident peak",
+		size(get_i64(sum, "resident_peak_bytes"), a), size(get_i64(sum, "limit_bytes"), b));
 }
 
 static void print_stats(json_object *sum, int status)
