@@ -383,6 +383,34 @@ fi
 [ ! -e "$dir/short.svg" ] || fail "--plot: an empty SVG left by a CMD shorter than a sample"
 grep -q "nothing drawn" "$dir/short.err" || fail "--plot, short CMD: $(cat "$dir/short.err")"
 
+# 5b. A CMD the agent cannot reach is said before it starts, and runs:
+# statically linked (Debian's ldconfig is static-pie), set-user-ID to
+# another user (secure execution: the loader ignores LD_PRELOAD), and a
+# script whose interpreter is either. A dynamic one gets no warning.
+reach() { # reach NAME CMD...: CMD runs (exit 0) and the warning names why
+	name=$1; shift
+	"$uswap" run --limit 16M -- "$@" > /dev/null 2> "$dir/reach.$name.err" ||
+		fail "$name: exit $?: $(cat "$dir/reach.$name.err")"
+	head -n 1 "$dir/reach.$name.err" | grep -q "^uswap run: warning: .*none of its memory will be swapped" ||
+		fail "$name: no warning before it ran: $(cat "$dir/reach.$name.err")"
+}
+if [ -x /sbin/ldconfig ] && ! readelf -l /sbin/ldconfig 2>/dev/null | grep -q INTERP; then
+	reach static /sbin/ldconfig -p
+	grep -q "statically linked" "$dir/reach.static.err" || fail "static: $(cat "$dir/reach.static.err")"
+	printf '#!/usr/bin/env ldconfig\n' > "$dir/envscript"
+	chmod +x "$dir/envscript"
+	reach script "$dir/envscript" -p
+	grep -q "runs under .*ldconfig, which is statically linked" "$dir/reach.script.err" ||
+		fail "script: $(cat "$dir/reach.script.err")"
+fi
+if [ "$(id -u)" = 0 ] && cp "$(command -v true)" "$dir/suid-true" && chown 65534 "$dir/suid-true" &&
+	chmod 4755 "$dir/suid-true"; then
+	reach suid "$dir/suid-true"
+	grep -q "set-user-ID (owner uid 65534)" "$dir/reach.suid.err" || fail "suid: $(cat "$dir/reach.suid.err")"
+fi
+"$uswap" run --limit 16M -- true 2> "$dir/reach.dyn.err" || fail "true: exit $?"
+! grep -q "warning" "$dir/reach.dyn.err" || fail "a dynamic CMD got a warning: $(cat "$dir/reach.dyn.err")"
+
 # 6. Bad input: nothing starts.
 "$uswap" run -- /nonexistent/cmd 2> "$dir/nf.err"
 [ $? = 127 ] || fail "CMD not found: want 127"

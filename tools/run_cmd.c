@@ -587,6 +587,7 @@ int cmd_run(int argc, char **argv)
 					 "sanitizer)", agent_buf);
 	if ((rc = check_devices(&o)) || (rc = check_userfaultfd()))
 		return rc;
+	run_reach_check(o.cmd[0]); /* a warning: CMD runs all the same */
 	if (o.json && !strcmp(o.json, "-")) {
 		json_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3); /* never emptied */
 		if (json_fd < 0)

@@ -31,6 +31,12 @@ struct run_options {
 	char **cmd;
 };
 
+/* run_reach.c: whether the agent can be preloaded into @cmd (looked up
+ * in $PATH as exec does; a script by its interpreter): not into a
+ * statically linked program or one run in secure-execution mode. Says so
+ * on stderr when not. Return: true if it can (or it cannot be told). */
+bool run_reach_check(const char *cmd);
+
 /* Set option @opt ('l' or OPT_*) of @o from @arg, as the command line
  * does (the config file too). Return: 0, or the usage error's status
  * after saying why. */
