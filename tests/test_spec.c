@@ -85,6 +85,11 @@ static void test_ram_and_zram_take_a_size_and_options(void **state)
 	expect_canonical(&d, "zram:2G:zstd:prio=7");
 	dev_spec_free(&d);
 
+	d = parse_ok("zram:1G:mem_limit=65536K:zstd");
+	t_eq_u64(d.zram_mem_limit, 64u << 20);
+	expect_canonical(&d, "zram:1G:zstd:mem_limit=64M");
+	dev_spec_free(&d);
+
 	d = parse_ok("ram:4M:prio=32767");
 	t_eq(d.prio, USWAP_PRIO_MAX);
 	dev_spec_free(&d);
@@ -284,6 +289,9 @@ static const struct {
 	{ "zram:4M:algo=gzip", "unknown compression algorithm 'gzip'" },
 	{ "zram:4M:lz4:zstd", "option 'algo' given twice" },
 	{ "zram:4M:zstd=1", "option 'zstd' of zram takes no value" },
+	{ "zram:4M:mem_limit", "option 'mem_limit' of zram needs a value" },
+	{ "zram:4M:mem_limit=1K", "not a multiple of the 4096-byte page" },
+	{ "ram:4M:mem_limit=8M", "mem_limit" },
 	{ "file", "file needs a path" },
 	{ "file:", "file needs a path" },
 	{ "file::prio=1", "file needs a path" },

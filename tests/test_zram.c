@@ -322,6 +322,52 @@ static void test_discard_gives_memory_back(void **state)
 	t_buf_free(buf, false);
 }
 
+/* mem_limit: a write that would take the pool past it stores nothing and
+ * fails with -ENOMEM, what was stored reads back, a same-filled page is
+ * still taken, and a discard makes room again. */
+static void test_mem_limit_refuses_writes_past_it(void **state)
+{
+	const uint64_t limit = 64 * USWAP_PAGE_SIZE;
+	unsigned char *buf = t_buf_alloc(USWAP_PAGE_SIZE, false);
+	unsigned char *got = t_buf_alloc(USWAP_PAGE_SIZE, false);
+
+	(void)state;
+	for (size_t a = 0; a < T_ARRAY_SIZE(algos); a++) {
+		struct backend *b = open_zram(algos[a], 2 * USWAP_CLUSTER_SLOTS);
+		struct zram_mm_stat st;
+		uint64_t rng = 5, stored = 0, slot;
+		int rc = 0;
+
+		t_eq(zram_set_mem_limit(b, limit), 0);
+		t_eq_u64(mm(b).mem_limit, limit);
+		for (slot = 1; slot < 200 && !rc; slot++) {
+			t_fill_page(buf, T_PAGE_RANDOM, &rng); /* huge: a page each */
+			rc = b->ops->write(b, slot, 0, buf);
+			stored += rc == 0;
+		}
+		t_eq(rc, -ENOMEM);
+		st = mm(b);
+		t_eq_u64(st.pages_stored, stored);
+		t_true(stored >= 60 && stored <= 64);
+		t_true(st.mem_used_total <= limit);
+		/* The refused slot holds nothing: it reads zeroes. */
+		t_eq(b->ops->read(b, slot - 1, 0, got), 0);
+		t_true(same_filled(got) && got[0] == 0);
+		/* A same-filled page needs no memory. */
+		memset(buf, 0x5a, USWAP_PAGE_SIZE);
+		t_eq(b->ops->write(b, 300, 0, buf), 0);
+		t_eq(b->ops->discard(b, 1, 8), 0);
+		t_fill_page(buf, T_PAGE_RANDOM, &rng);
+		t_eq(b->ops->write(b, 1, 0, buf), 0);
+		t_eq(b->ops->read(b, 1, 0, got), 0);
+		t_assert_same_bytes(got, buf, USWAP_PAGE_SIZE, "a page written after a discard");
+		b->ops->close(b);
+	}
+	t_eq(zram_set_mem_limit(NULL, 1), -EINVAL);
+	t_buf_free(buf, false);
+	t_buf_free(got, false);
+}
+
 static void test_disksize_bounds_the_device(void **state)
 {
 	unsigned char *buf = t_buf_alloc(folio_bytes(9), false);
@@ -428,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_mm_stat_counts_exactly_what_was_stored),
 		cmocka_unit_test(test_same_filled_pages_take_no_memory),
 		cmocka_unit_test(test_incompressible_pages_are_stored_huge),
+		cmocka_unit_test(test_mem_limit_refuses_writes_past_it),
 		cmocka_unit_test(test_order_k_folio_is_compressed_page_by_page),
 		cmocka_unit_test(test_overwrite_frees_the_old_copy),
 		cmocka_unit_test(test_discard_gives_memory_back),

@@ -44,10 +44,12 @@ static const char usage_text[] =
 "\n"
 "SPEC:\n"
 "  ram:SIZE[:prio=N]                 memory\n"
-"  zram:SIZE[:lz4|:zstd][:prio=N][:workers=N]\n"
+"  zram:SIZE[:lz4|:zstd][:prio=N][:workers=N][:mem_limit=SIZE]\n"
 "                                    compressed memory (default lz4);\n"
 "                                    workers 0..8 compress batches on\n"
-"                                    threads of its own (default 0)\n"
+"                                    threads of its own (default 0);\n"
+"                                    mem_limit caps the memory its pages\n"
+"                                    take (writes past it fail)\n"
 "  file:PATH[:prio=N][:discard][:direct][:qd=N][:sync]\n"
 "                                    mkswap'd file or block device\n"
 "                                    (':' in PATH written as '\\:')\n"
@@ -278,9 +280,12 @@ static void print_text(const struct swapon_result *r)
 		field("slots:", "%" PRIu64 " (including slot 0, never used)", s->nr_slots);
 		field("usable slots:", "%" PRIu64, s->nr_slots - 1);
 		const char *algo = uswap_spec_get(uswap_spec_device(s), "algo");
+		const char *cap = uswap_spec_get(uswap_spec_device(s), "mem_limit");
 
 		if (algo)
 			field("algorithm:", "%s", algo);
+		if (cap)
+			field("mem limit:", "%s bytes of memory for its pages at most", cap);
 	}
 	while (*w) {
 		int len = (int)strcspn(w, "\n");

@@ -116,6 +116,8 @@ static int open_zram(const struct dev_spec *s, struct backend **out, char *err,
 {
 	int rc = backend_zram_open(s->size_bytes, s->algo, out, err, errlen);
 
+	if (!rc)
+		zram_set_mem_limit(*out, s->zram_mem_limit);
 	if (!rc && (rc = zram_workers_start(*out, s->zram_workers, err, errlen)))
 		(*out)->ops->close(*out);
 	return rc;

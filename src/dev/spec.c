@@ -284,6 +284,7 @@ enum {
 	OPT_CONNS = 1 << 6,
 	OPT_WORKERS = 1 << 7,
 	OPT_TIMEOUT = 1 << 8,
+	OPT_MEM_LIMIT = 1 << 9,
 };
 
 static const struct kind_option {
@@ -300,6 +301,7 @@ static const struct kind_option {
 	{ 1u << DEV_KIND_ZRAM, "lz4", false, OPT_ALGO },
 	{ 1u << DEV_KIND_ZRAM, "zstd", false, OPT_ALGO },
 	{ 1u << DEV_KIND_ZRAM, "workers", true, OPT_WORKERS },
+	{ 1u << DEV_KIND_ZRAM, "mem_limit", true, OPT_MEM_LIMIT },
 	{ 1u << DEV_KIND_FILE, "qd", true, OPT_QD },
 	{ 1u << DEV_KIND_FILE, "discard", false, OPT_DISCARD },
 	{ 1u << DEV_KIND_FILE, "direct", false, OPT_DIRECT },
@@ -346,6 +348,9 @@ static int apply_kind_option(struct dev_spec *spec, const struct kind_option *o,
 			return -EINVAL;
 		spec->zram_workers = (unsigned int)qd;
 		return 0;
+	case OPT_MEM_LIMIT:
+		return parse_size("mem_limit", value ? value : "", &spec->zram_mem_limit, err,
+				  errlen);
 	case OPT_CONNS:
 		if (parse_uint_opt("conns", value, 1, DEV_SPEC_MAX_CONNS, &qd, err, errlen))
 			return -EINVAL;

@@ -87,6 +87,7 @@ struct dev_spec {
 	uint64_t size_bytes;      /* ram, zram: multiple of USWAP_PAGE_SIZE */
 	char algo[8];             /* zram: "lz4" (=) or "zstd"; else "" */
 	unsigned int zram_workers;/* zram: compression threads (=0: none) */
+	uint64_t zram_mem_limit;  /* zram: bytes its pages may take, 0: no cap */
 	char *path;               /* file: unescaped, owned; nbd: the URI,
 				     owned; else NULL */
 	unsigned int nbd_conns;   /* nbd: connections (=0: auto, 4 with the

@@ -174,6 +174,10 @@ static int sb_spec(struct sbuf *b, const struct dev_spec *spec)
 		sb_printf(b, ":%s", spec->algo);
 	if (spec->kind == DEV_KIND_ZRAM && spec->zram_workers)
 		sb_printf(b, ":workers=%u", spec->zram_workers);
+	if (spec->kind == DEV_KIND_ZRAM && spec->zram_mem_limit) {
+		sb_printf(b, ":mem_limit=");
+		sb_size(b, spec->zram_mem_limit);
+	}
 	if (spec->prio != USWAP_PRIO_DEFAULT)
 		sb_printf(b, ":prio=%d", spec->prio);
 	if (spec->kind == DEV_KIND_NBD && spec->nbd_conns)
@@ -305,6 +309,8 @@ static void describe_device(struct describer *d, const struct dev_spec *s)
 		opt(d, "algo", "%s", s->algo);
 		if (s->zram_workers)
 			opt(d, "workers", "%u", s->zram_workers);
+		if (s->zram_mem_limit)
+			opt(d, "mem_limit", "%" PRIu64, s->zram_mem_limit);
 		/* fall through */
 	case DEV_KIND_RAM:
 		opt(d, "size", "%" PRIu64, s->size_bytes);

@@ -20,8 +20,8 @@
  * (zram_slot_free() on write and on REQ_OP_DISCARD).
  *
  * The size is the disksize, rounded up to whole pages as zram does: slots
- * past it are refused (-EINVAL). Memory is not capped by the disksize
- * (zram's mem_limit, 0 = none, is not implemented).
+ * past it are refused (-EINVAL). Memory is not capped by the disksize;
+ * mem_limit caps it (zram_set_mem_limit(), 0 = none, the default).
  *
  * Per-slot metadata is 16 bytes: the object pointer (or the same-filled
  * word), its length and a flags word whose bit 0 is the slot's lock (as
@@ -191,6 +191,13 @@ static const struct zram_algo_ops zram_algos[] = {
 /* ------------------------------------------------------------------ */
 /* Pages */
 
+/* Whether an object of @size bytes would take the pool past mem_limit. */
+static bool over_limit(struct zram_backend *zb, size_t size)
+{
+	return zb->mem_limit && atomic_load_explicit(&zb->mem_used, memory_order_relaxed) +
+					zpool_class_size(size) > zb->mem_limit;
+}
+
 /*
  * prepare_page() - turn one page into what the slot will hold: the word of
  * a same-filled page, else a compressed object, else (compressed length
@@ -211,6 +218,8 @@ static int prepare_page(struct zram_backend *zb, const unsigned char *src,
 	len = zb->algo->compress(zb, src, tmp, sizeof(tmp));
 	if (len < 0)
 		return len;
+	if (over_limit(zb, (size_t)len >= ZRAM_HUGE_THRESHOLD ? USWAP_PAGE_SIZE : (size_t)len))
+		return -ENOMEM;
 	if ((size_t)len >= ZRAM_HUGE_THRESHOLD) {
 		e->handle = zpool_alloc(zb->objs, USWAP_PAGE_SIZE);
 		if (e->handle == NULL)
@@ -420,6 +429,7 @@ int zram_mm_stat(struct backend *b, struct zram_mm_stat *st)
 	st->orig_data_size = st->pages_stored * USWAP_PAGE_SIZE;
 	st->compr_data_size = atomic_load(&zb->compr_data_size);
 	st->mem_used_total = atomic_load(&zb->mem_used);
+	st->mem_limit = zb->mem_limit;
 	st->mem_used_max = atomic_load(&zb->mem_used_max);
 	st->same_pages = atomic_load(&zb->same_pages);
 	st->huge_pages = atomic_load(&zb->huge_pages);
@@ -438,6 +448,14 @@ int zram_io_stat(struct backend *b, struct zram_io_stat *st)
 	st->failed_reads = atomic_load(&zb->failed_reads);
 	st->failed_writes = atomic_load(&zb->failed_writes);
 	st->notify_free = atomic_load(&zb->notify_free);
+	return 0;
+}
+
+int zram_set_mem_limit(struct backend *b, uint64_t bytes)
+{
+	if (b == NULL || b->ops != &zram_ops)
+		return -EINVAL;
+	to_zram(b)->mem_limit = bytes;
 	return 0;
 }
 

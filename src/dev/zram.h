@@ -38,7 +38,8 @@ struct zram_mm_stat {
 	uint64_t orig_data_size;   /* bytes of the pages stored */
 	uint64_t compr_data_size;  /* bytes after compression */
 	uint64_t mem_used_total;   /* bytes of memory used for the objects */
-	uint64_t mem_limit;        /* always 0: no limit (the kernel's default) */
+	uint64_t mem_limit;        /* cap on mem_used_total, 0: none (the
+				      kernel's default; zram_set_mem_limit()) */
 	uint64_t mem_used_max;     /* peak of mem_used_total since open */
 	uint64_t same_pages;       /* pages stored as one repeated 8-byte word */
 	uint64_t pages_compacted;  /* always 0: the pool does not compact */
@@ -81,6 +82,18 @@ int zram_workers_start(struct backend *b, unsigned int n, char *err, size_t errl
 /* zram_nr_workers() - workers running on @b; *@by_workers (if not NULL):
  * requests they ran so far. */
 unsigned int zram_nr_workers(const struct backend *b, uint64_t *by_workers);
+
+/*
+ * zram_set_mem_limit() - cap the memory the device's stored pages take
+ * (mem_used_total, in bytes; 0: no cap), as zram's mem_limit: a write
+ * that would take it past the cap fails with -ENOMEM and stores nothing
+ * (the swap layer then pauses the device and the folio goes to another
+ * one); a same-filled page takes no memory and is always stored. Checked
+ * per page, so writes running at once may pass it by one page each.
+ * Return: 0; -EINVAL (@b is not a zram backend).
+ * Context: right after backend_zram_open(), before any I/O.
+ */
+int zram_set_mem_limit(struct backend *b, uint64_t bytes);
 
 /* zram_algo() - the algorithm name ("lz4" or "zstd"), NULL if @b is not a
  * zram backend. The string is static. */

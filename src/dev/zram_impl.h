@@ -80,6 +80,7 @@ struct zram_backend {
 	_Atomic uint64_t pages_stored;
 	_Atomic uint64_t compr_data_size;
 	_Atomic uint64_t mem_used;
+	uint64_t mem_limit;          /* bytes, 0: none; set before any I/O */
 	_Atomic uint64_t mem_used_max;
 	_Atomic uint64_t same_pages;
 	_Atomic uint64_t huge_pages;
