@@ -112,6 +112,13 @@ if command -v python3 > /dev/null && [ -f "$fork_py" ]; then
 	[ -n "$rss" ] && [ "$rss" -lt 160 ] ||
 		fail "fork_swapped: the parent's peak RSS is ${rss:-?} MiB: the fork read the swapped memory back"
 	echo "# fork of 256 MiB mostly swapped out: $(grep -o 'fork_ms=.*' "$dir/fk.err")"
+	# The zram pools that held it are in the processes: --json says how
+	# much (its index pages compress, so far less than 256 MiB).
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert 0 < d["zram_pool_peak_sum_bytes"] < 256 << 20, d' "$dir/fk.json" ||
+		fail "fork_swapped: zram_pool_peak_sum_bytes: $(cat "$dir/fk.json")"
 fi
 
 # --json -: the JSON goes to standard output after CMD's own output, which

@@ -75,6 +75,22 @@ static void max_i64(json_object *sum, json_object *line, const char *key)
 	json_object_object_add(sum, key, json_object_new_int64(a > b ? a : b));
 }
 
+/* The most memory the zram devices of one process's @line took, each at
+ * its own peak (mem_used_max): the pools live in the process, so they are
+ * part of its anonymous RSS that no pager holds. */
+static int64_t zram_pool_peak(json_object *line)
+{
+	json_object *devs, *z;
+	int64_t n = 0;
+
+	if (!json_object_object_get_ex(line, "devices", &devs))
+		return 0;
+	for (size_t i = 0; i < json_object_array_length(devs); i++)
+		if (json_object_object_get_ex(json_object_array_get_idx(devs, i), "zram", &z))
+			n += get_i64(z, "mem_used_max");
+	return n;
+}
+
 /* Copy @key of @line into @sum (sharing the value). */
 static void take(json_object *sum, json_object *line, const char *key)
 {
@@ -107,6 +123,9 @@ static void add_line(json_object *sum, json_object *line, int64_t *most_faults)
 	}
 	if (json_object_object_get_ex(line, "root", &root) && json_object_get_boolean(root))
 		take(sum, line, "devices");
+	json_object_object_add(sum, "zram_pool_peak_sum_bytes",
+			       json_object_new_int64(get_i64(sum, "zram_pool_peak_sum_bytes") +
+						     zram_pool_peak(line)));
 }
 
 /* The file's lines by pid and image, in the order they first came: a
@@ -272,6 +291,10 @@ static void print_tree(json_object *sum)
 	fprintf(stderr, "  %-16s%s at least: memory no pager held (not swapped: see "
 		"\"What is covered\" in docs/run.md)\n", "unmanaged",
 		size(get_i64(sum, "unmanaged_anon_bytes_min"), a));
+	if (get_i64(sum, "zram_pool_peak_sum_bytes"))
+		fprintf(stderr, "  %-16szram pools up to %s: they live in the processes' own "
+			"memory (each device at its peak, added up)\n", "",
+			size(get_i64(sum, "zram_pool_peak_sum_bytes"), a));
 }
 
 static void add_tree(json_object *sum, const struct run_tree *t)
