@@ -1757,6 +1757,39 @@ static void test_pager_hold_brings_all_in_and_evicts_nothing(void **state)
 	t_eq(uswap_pager_hold(NULL), -EINVAL);
 }
 
+/* In a fork child: each of @nr pages holds generation @was, then holds
+ * @now after a rewrite. Return: 0, 1 (@was wrong), 2 (@now wrong). */
+static int child_rewrite(uint64_t *base, size_t nr, uint64_t was, uint64_t now)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (page_check(base + i * WORDS, i, was))
+			return 1;
+	for (size_t i = 0; i < nr; i++)
+		page_fill(base + i * WORDS, i, now);
+	for (size_t i = 0; i < nr; i++)
+		if (page_check(base + i * WORDS, i, now))
+			return 2;
+	return 0;
+}
+
+/* The fork tests' parent: a forkable pager at @limit on zram, a region of
+ * @nr pages written (generation 1) by two threads, so that most of it is
+ * swapped out. Return: the region. */
+static uint64_t *fork_parent_setup(uint64_t limit, size_t nr)
+{
+	struct uswap_pager_config c = config(limit, 0, 1);
+	_Atomic uint64_t bad = 0;
+	uint64_t *base;
+
+	swapon("zram:64M");
+	c.flags |= USWAP_PAGER_FORKABLE;
+	pager_start(&c);
+	base = region(nr * PAGE);
+	two_threads(writer, base, nr, 1, false, &bad);
+	t_true(pstats().evictions > 0);
+	return base;
+}
+
 /*
  * fork(): the parent brings every folio in (hold), forks; the child
  * forgets the parent's pager, makes its own instance and pager, adopts
@@ -1771,6 +1804,7 @@ static int fork_child(uint64_t *base, size_t nr, uint64_t limit)
 	struct uswap_pager *cp;
 	struct uswap *cu;
 	char err[128];
+	int rc;
 
 	uswap_pager_forget(pg);
 	if (uswap_create(NULL, &cu) || uswap_swapon_spec(cu, "zram:64M", err, sizeof(err)) < 0 ||
@@ -1781,14 +1815,8 @@ static int fork_child(uint64_t *base, size_t nr, uint64_t limit)
 			break;
 		usleep(10000);
 	}
-	for (size_t i = 0; i < nr; i++)
-		if (page_check(base + i * WORDS, i, 1))
-			return 3;
-	for (size_t i = 0; i < nr; i++)
-		page_fill(base + i * WORDS, i, 2);
-	for (size_t i = 0; i < nr; i++)
-		if (page_check(base + i * WORDS, i, 2))
-			return 4;
+	if ((rc = child_rewrite(base, nr, 1, 2)))
+		return 2 + rc; /* 3, 4 */
 	if (uswap_pager_stats_get(cp, &st) || !st.evictions || !st.swapins)
 		return 5;
 	uswap_pager_destroy(cp);
@@ -1804,17 +1832,10 @@ static void test_pager_fork_child_adopts_its_copy(void **state)
 	const uint64_t limit = 2u << 20;
 	const size_t nr = 4 * limit / PAGE;
 	_Atomic uint64_t bad = 0;
-	uint64_t *base;
+	uint64_t *base = fork_parent_setup(limit, nr);
 	int status;
 	pid_t pid;
 
-	swapon("zram:64M");
-	struct uswap_pager_config c = config(limit, 0, 1);
-	c.flags |= USWAP_PAGER_FORKABLE;
-	pager_start(&c);
-	base = region(nr * PAGE);
-	two_threads(writer, base, nr, 1, false, &bad);
-	t_true(pstats().evictions > 0);
 	t_eq(uswap_pager_hold(pg), 0); /* every folio in, over the limit */
 	pid = fork();
 	t_true(pid >= 0);
@@ -1842,6 +1863,7 @@ static int inherit_child(uint64_t *base, size_t nr, uint64_t limit)
 	struct uswap_pager_stats st = { .size = sizeof(st) };
 	struct uswap_pager *cp, *old = pg;
 	long taken;
+	int rc;
 
 	if (uswap_pager_create(u, &c, &cp) || uswap_region_adopt(cp, base, nr * PAGE))
 		return 2;
@@ -1849,14 +1871,8 @@ static int inherit_child(uint64_t *base, size_t nr, uint64_t limit)
 	uswap_pager_forget(old);
 	if (taken < (long)nr / 2) /* most were swapped out at the fork */
 		return 3;
-	for (size_t i = 0; i < nr; i++)
-		if (page_check(base + i * WORDS, i, 1))
-			return 4;
-	for (size_t i = 0; i < nr; i++)
-		page_fill(base + i * WORDS, i, 3);
-	for (size_t i = 0; i < nr; i++)
-		if (page_check(base + i * WORDS, i, 3))
-			return 5;
+	if ((rc = child_rewrite(base, nr, 1, 3)))
+		return 3 + rc; /* 4, 5 */
 	if (uswap_pager_stats_get(cp, &st) || st.swapins < (uint64_t)taken)
 		return 6;
 	uswap_pager_destroy(cp);
@@ -1873,18 +1889,10 @@ static void test_pager_fork_child_inherits_swapped_folios_unread(void **state)
 	const uint64_t limit = 2u << 20;
 	const size_t nr = 4 * limit / PAGE;
 	_Atomic uint64_t bad = 0;
-	uint64_t *base, swapins;
+	uint64_t *base = fork_parent_setup(limit, nr), swapins = pstats().swapins;
 	int status;
 	pid_t pid;
 
-	swapon("zram:64M");
-	struct uswap_pager_config c = config(limit, 0, 1);
-	c.flags |= USWAP_PAGER_FORKABLE;
-	pager_start(&c);
-	base = region(nr * PAGE);
-	two_threads(writer, base, nr, 1, false, &bad);
-	t_true(pstats().evictions > 0);
-	swapins = pstats().swapins;
 	t_eq(uswap_pager_fork_prepare(pg), 0);
 	pid = fork();
 	t_true(pid >= 0);
