@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "alloc/alloc_internal.h"
 #include "dev/backend.h"
 #include "dev/faulty.h"
 #include "dev/zram.h"
@@ -113,6 +114,51 @@ static void test_swap_out_in_round_trips_every_order(void **state)
 		t_true(memcmp(in, out, folio_bytes(order)) == 0);
 		t_eq(uswap_swap_free(u, e, order), 0);
 	}
+	t_eq_u64(t_info(u, type).inuse, 0);
+	t_check(u);
+	free(in);
+	free(out);
+}
+
+/*
+ * A cluster takes its swap table from the device's pool, filled outside
+ * the locks. With the pool empty and every refill failing (as if out of
+ * memory), a folio that needs a fresh cluster gets -ENOMEM: nothing is
+ * allocated, what was swapped before reads back intact, and once memory
+ * is back the same folio goes out and comes back.
+ */
+static void test_dry_table_pool_is_enomem_for_that_folio_and_loses_nothing(void **state)
+{
+	void *in = malloc(folio_bytes(9)), *out = malloc(folio_bytes(9));
+	struct uswap_stats before, after;
+	uswap_entry_t kept, e;
+	int type = swapon_ram(DEV_SLOTS, -1);
+	uint64_t inuse;
+
+	fill(out, 0, 3);
+	t_eq(uswap_swap_out(u, out, 0, 0, &kept), 0);
+	inuse = t_info(u, type).inuse;
+	before = t_stats(u);
+	table_pool_fail_refills(u->devs[type], UINT32_MAX);
+	fill(out, 9, 4);
+	t_eq(uswap_swap_out(u, out, 9, 0, &e), -ENOMEM);
+	after = t_stats(u);
+	t_true(after.table_refill_fail > before.table_refill_fail);
+	t_eq_u64(t_info(u, type).inuse, inuse);
+	t_check(u);
+	memset(in, 0, USWAP_PAGE_SIZE);
+	fill(out, 0, 3);
+	t_eq(uswap_swap_in(u, kept, 0, in), 0);
+	t_true(memcmp(in, out, USWAP_PAGE_SIZE) == 0);
+
+	table_pool_fail_refills(u->devs[type], 0);
+	fill(out, 9, 4);
+	t_eq(uswap_swap_out(u, out, 9, 0, &e), 0);
+	memset(in, 0, folio_bytes(9));
+	t_eq(uswap_swap_in(u, e, 9, in), 0);
+	t_true(memcmp(in, out, folio_bytes(9)) == 0);
+	t_eq(uswap_swap_free(u, e, 9), 0);
+	t_eq(uswap_swap_free(u, kept, 0), 0);
 	t_eq_u64(t_info(u, type).inuse, 0);
 	t_check(u);
 	free(in);
@@ -737,6 +783,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_swap_out_in_round_trips_every_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clean_copy_comes_back_from_cache_without_io, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dry_table_pool_is_enomem_for_that_folio_and_loses_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_of_cached_folio_drops_copy_and_slots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_swap_in_of_free_slot_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_swap_free_leaves_a_pin_another_owner_holds, setup, teardown),

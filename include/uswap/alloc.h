@@ -174,7 +174,11 @@ struct uswap_lock_stats {
 	X(slot_cache_refills, "device-locked batches into it")                \
 	X(discards, "clusters discarded by allocations")                      \
 	X(sync_discards, "order-0 failures that discarded every pending "     \
-	  "cluster of a device (SYNC_ALL)")
+	  "cluster of a device (SYNC_ALL)")                                    \
+	X(table_refills, "walks stopped to refill a device's pool of swap "   \
+	  "tables outside the locks")                                          \
+	X(table_refill_fail, "allocations answered -ENOMEM because no swap "  \
+	  "table could be allocated")
 
 #define USWAP_STATS_FIELD_(name, description) uint64_t name;
 
@@ -220,8 +224,9 @@ struct uswap_device_info {
 	uint32_t frag_clusters;   /* on frag[*] */
 	uint32_t full_clusters;   /* on the full list */
 	uint32_t percpu_clusters; /* held as some CPU's current cluster */
-	uint64_t metadata_bytes;  /* swap_map + cluster descriptors + lists +
-				     per-CPU caches + count side tables */
+	uint64_t metadata_bytes;  /* cluster descriptors + lists + per-CPU
+				     cursors + swap tables (attached and
+				     pooled) + count side tables */
 	int node;                 /* emulated NUMA node (swapon args) */
 	uint32_t discard_clusters;/* emptied, waiting for a discard */
 	uint64_t write_errors;    /* writes to this device that failed */

@@ -46,13 +46,20 @@ static void cursor_advance(struct alloc_ctx *ctx, struct swap_device *si,
 }
 
 /* Take 2^@order slots of the locked cluster @ci and run the caller's hook
- * on them while the lock is still held. */
+ * on them while the lock is still held. A cluster that needs a table
+ * when the device's pool is dry gives nothing and asks for a refill
+ * (ctx->table_si): the walk stops there, as for a discard. */
 static uint32_t take_range(struct alloc_ctx *ctx, struct swap_device *si,
 			   struct swap_cluster_info *ci, uint32_t start,
 			   unsigned int order, bool wrap)
 {
 	uint32_t off = cluster_alloc_range(si, ci, start, order, wrap);
 
+	if (unlikely(off == CLUSTER_NO_TABLE)) {
+		if (!ctx->table_si)
+			ctx->table_si = si;
+		return 0;
+	}
 	if (off && ctx->hook) {
 		ctx->hook->fn(ctx->hook, si, ci, off);
 		ctx->hook->ran = true;
@@ -221,11 +228,11 @@ static __cold uint32_t alloc_slow(struct alloc_ctx *ctx, struct swap_device *si,
 
 	stat_inc(&ctx->st->alloc_slow);
 	off = alloc_new_cluster(ctx, si, order);
-	if (!off && order < USWAP_MAX_ORDER)
+	if (!off && order < USWAP_MAX_ORDER && !ctx->table_si)
 		off = alloc_frag(ctx, si, order);
 	if (!off)
 		want_discard(ctx, si);
-	if (off || order > 0 || ctx->discard_si)
+	if (off || order > 0 || ctx->discard_si || ctx->table_si)
 		return off;
 	for (unsigned int o = 1; o < NR_ORDERS; o++) {
 		off = steal_from_list(ctx, si, &si->frag_clusters[o]);
@@ -315,7 +322,7 @@ static __cold uint32_t device_alloc_policy(struct alloc_ctx *ctx,
 		ctx->next = &si->cursors[ctx->cpu].next[order];
 	}
 	if (policy_device_lock(u))
-		spin_lock(&si->alloc_lock, lstat(ctx->st, USWAP_LOCK_DEVICE));
+		spin_lock(&si->alloc_lock, lock_stat_of(ctx->st, USWAP_LOCK_DEVICE));
 	off = alloc_fast(ctx, si, order, ctx->next);
 	if (off)
 		stat_inc(&ctx->st->alloc_fast);
@@ -371,7 +378,7 @@ static int alloc_global_fast(struct alloc_ctx *ctx, unsigned int order,
 		return -ENOSPC;
 	ctx->next = &gc->next[order];
 	if (policy_device_lock(ctx->u))
-		spin_lock(&si->alloc_lock, lstat(ctx->st, USWAP_LOCK_DEVICE));
+		spin_lock(&si->alloc_lock, lock_stat_of(ctx->st, USWAP_LOCK_DEVICE));
 	off = alloc_fast(ctx, si, order, ctx->next);
 	if (policy_device_lock(ctx->u))
 		spin_unlock(&si->alloc_lock);
@@ -443,7 +450,7 @@ USWAP_API void uswap_drain(struct uswap *u)
 	for (unsigned int cpu = 0; cpu < u->nr_cpus; cpu++) {
 		struct uswap_pcpu *pc = &u->pcpu[cpu];
 
-		spin_lock(&pc->lock, lstat(&pc->stats, USWAP_LOCK_PERCPU));
+		spin_lock(&pc->lock, lock_stat_of(&pc->stats, USWAP_LOCK_PERCPU));
 		slot_cache_drain(u, pc, NULL, &pc->stats);
 		spin_unlock(&pc->lock);
 	}
@@ -528,11 +535,14 @@ static inline int alloc_walk(struct alloc_ctx *ctx, unsigned int order,
 	return alloc_rings(ctx, order, entry);
 }
 
-/* The walk stopped for a discard (ctx->discard_si or ctx->sync_discard):
- * run it with this CPU's lock dropped (a file's discard is a system
- * call; other allocations on this CPU go on meanwhile), then walk again.
- * A BOUNDED walk may stop at another device's pending discard next time;
- * after 8 the walk goes on without asking. Context: this CPU's lock held
+/* The walk stopped for a discard (ctx->discard_si or ctx->sync_discard)
+ * or for a table (ctx->table_si): run the discard, or refill the
+ * device's table pool, with this CPU's lock dropped (a file's discard is
+ * a system call, a refill calls the allocator; other allocations on this
+ * CPU go on meanwhile), then walk again. A BOUNDED walk may stop at
+ * another device's pending discard next time; after 8 the walk goes on
+ * without asking. A refill that finds no memory ends the allocation with
+ * -ENOMEM: the caller keeps its folio. Context: this CPU's lock held
  * (dropped and retaken); inside an RCU read section, which keeps the
  * device alive. */
 static __cold int alloc_after_discard(struct alloc_ctx *ctx, unsigned int order,
@@ -541,18 +551,27 @@ static __cold int alloc_after_discard(struct alloc_ctx *ctx, unsigned int order,
 	int rc = -EAGAIN;
 
 	for (unsigned int round = 0; rc == -EAGAIN; round++) {
-		struct swap_device *si = ctx->discard_si;
+		struct swap_device *si = ctx->discard_si, *tsi = ctx->table_si;
 		bool sync = ctx->sync_discard;
 
-		ctx->discard_si = NULL;
+		ctx->discard_si = ctx->table_si = NULL;
 		ctx->sync_discard = false;
-		ctx->no_discard = sync || round == 7;
+		if (!tsi)
+			ctx->no_discard = sync || round == 7;
 		spin_unlock(&ctx->pc->lock);
-		if (sync)
+		if (tsi) {
+			stat_inc(&ctx->st->table_refills);
+			rc = table_pool_refill(tsi);
+		}
+		else if (sync)
 			sync_discard_all(ctx);
 		else
 			device_discard(si, 1, ctx->st);
-		spin_lock(&ctx->pc->lock, lstat(ctx->st, USWAP_LOCK_PERCPU));
+		spin_lock(&ctx->pc->lock, lock_stat_of(ctx->st, USWAP_LOCK_PERCPU));
+		if (rc == -ENOMEM) {
+			stat_inc(&ctx->st->table_refill_fail);
+			return rc;
+		}
 		rc = alloc_walk(ctx, order, entry);
 	}
 	return rc;
@@ -579,14 +598,16 @@ int alloc_hooked(struct uswap *u, unsigned int order, uswap_entry_t *entry,
 	ctx.st = &pc->stats;
 	ctx.refill = false; /* ctx.next is set before every use */
 	ctx.use_paused = ctx.skipped_paused = false;
-	ctx.discard_si = NULL;
+	ctx.discard_si = ctx.table_si = NULL;
 	ctx.sync_discard = ctx.no_discard = false;
 	ctx.hook = hook;
 	if (hook)
 		hook->ran = false;
-	spin_lock(&pc->lock, lstat(ctx.st, USWAP_LOCK_PERCPU));
-
 	rcu_read_begin();
+	if (unlikely(atomic_load_explicit(&u->tables_low, memory_order_relaxed)))
+		table_pools_refill(u); /* before any lock: it allocates */
+	spin_lock(&pc->lock, lock_stat_of(ctx.st, USWAP_LOCK_PERCPU));
+
 	rc = alloc_walk(&ctx, order, entry);
 	if (unlikely(rc == -EAGAIN))
 		rc = alloc_after_discard(&ctx, order, entry);

@@ -26,13 +26,13 @@ static inline uint32_t cluster_first(struct swap_device *si, struct swap_cluster
 	return cluster_idx(si, ci) * CLUSTER_SLOTS;
 }
 
-static inline struct lock_stat *lstat(struct pcpu_stats *st, enum uswap_lock_class c)
+static inline struct lock_stat *lock_stat_of(struct pcpu_stats *st, enum uswap_lock_class c)
 {
 	return &st->locks[c];
 }
 
 /* A macro, so the probe names the caller as the lock site. */
-#define ci_lock(ci, st) spin_lock(&(ci)->lock, lstat((st), USWAP_LOCK_CLUSTER))
+#define ci_lock(ci, st) spin_lock(&(ci)->lock, lock_stat_of((st), USWAP_LOCK_CLUSTER))
 
 static inline void ci_unlock(struct swap_cluster_info *ci)
 {
@@ -65,6 +65,7 @@ struct swap_cluster_info *cluster_isolate_as(struct swap_device *si,
 					     struct pcpu_stats *st);
 void cluster_relocate(struct swap_device *si, struct swap_cluster_info *ci,
 		      struct pcpu_stats *st);
+#define CLUSTER_NO_TABLE UINT32_MAX /* cluster_alloc_range(): pool dry */
 uint32_t cluster_alloc_range(struct swap_device *si, struct swap_cluster_info *ci,
 			     uint32_t start, unsigned int order, bool wrap);
 void cluster_slots_freed(struct swap_device *si, struct swap_cluster_info *ci,
@@ -144,11 +145,21 @@ void avail_rebuild(struct uswap *u);
 void avail_sync(struct swap_device *si);
 int avail_alloc(struct alloc_ctx *ctx, unsigned int order, uswap_entry_t *entry);
 
-/* swap_map.c */
+/* table.c */
+uint32_t table_pool_target(const struct swap_device *si);
+int table_pool_refill(struct swap_device *si);
+void table_pools_refill(struct uswap *u);
+void table_pool_trim(struct swap_device *si);
+void table_pool_fail_refills(struct swap_device *si, uint32_t n);
+void table_pool_free(struct swap_device *si);
+bool cluster_table_attach(struct swap_device *si, struct swap_cluster_info *ci);
+void cluster_table_detach(struct swap_device *si, struct swap_cluster_info *ci);
+bool cluster_table_new(struct swap_device *si, struct swap_cluster_info *ci);
 void cluster_ext_free(struct swap_cluster_info *ci);
-unsigned int slot_count(const struct swap_cluster_info *ci, uint8_t b, uint32_t ci_off);
-int slot_set_count(struct swap_device *si, struct swap_cluster_info *ci,
-		   uint32_t off, unsigned int count);
+unsigned int slot_count(const struct swap_cluster_info *ci, uint32_t ci_off);
+void slot_set_count(struct swap_device *si, struct swap_cluster_info *ci,
+		    uint32_t off, unsigned int count);
+int slot_cache_ptr_set(struct swap_cluster_info *ci, uint32_t ci_off, void *p);
 void slots_commit_locked(struct swap_device *si, struct swap_cluster_info *ci,
 			 uint32_t off, unsigned int nr, bool keep_cache);
 void slot_pin_cache_locked(struct swap_device *si, struct swap_cluster_info *ci,
@@ -160,9 +171,30 @@ int put_range(struct swap_device *si, struct swap_cluster_info *ci,
 	      uint32_t off, unsigned int nr, bool cache, struct pcpu_stats *st);
 void slot_release(struct uswap *u, uswap_entry_t entry, struct pcpu_stats *st);
 
-static inline bool slot_in_use(uint8_t b)
+/* The table entry of slot @ci_off of @ci: 0 (free) while the cluster has
+ * no table. Context for these readers: ci->lock held. */
+static inline uint64_t slot_ent(const struct swap_cluster_info *ci, uint32_t ci_off)
 {
-	return b && b != MAP_BAD;
+	return ci->table ? ci->table->ent[ci_off] : 0;
+}
+
+static inline bool slot_in_use(const struct swap_cluster_info *ci, uint32_t ci_off)
+{
+	uint64_t e = slot_ent(ci, ci_off);
+
+	return e && !(e & ENT_BAD);
+}
+
+static inline bool slot_has_cache(const struct swap_cluster_info *ci, uint32_t ci_off)
+{
+	return slot_ent(ci, ci_off) & ENT_HAS_CACHE;
+}
+
+/* The swap layer's folio stored for the slot (slot_cache_ptr_set()), or
+ * NULL. */
+static inline void *slot_cache_ptr(const struct swap_cluster_info *ci, uint32_t ci_off)
+{
+	return (void *)(uintptr_t)(slot_ent(ci, ci_off) & ENT_PTR_MASK);
 }
 
 /* stats.c */

@@ -80,30 +80,42 @@ static void check_lists(struct checker *c)
 	free(seen);
 }
 
-/* Counts: each cluster's count equals its non-free bytes, the device's
- * in-use figure equals the slots held by owners, the full-cluster count
- * and the FULL mark agree with the clusters, fill level with the flag. */
+/* Counts: each cluster's count equals its non-free entries (the header
+ * and padding counted before a table exists), the device's in-use figure
+ * equals the slots held by owners, the full-cluster count and the FULL
+ * mark agree with the clusters, fill level with the flag, a table is
+ * attached exactly while a cluster holds slots. */
 static void check_counts(struct checker *c, struct pcpu_stats *st)
 {
 	struct swap_device *si = c->si;
-	uint32_t nr_full = 0, mark = atomic_load(&si->nr_full);
+	uint32_t nr_full = 0, tables = 0, mark = atomic_load(&si->nr_full);
 	uint64_t inuse = 0;
 
 	for (uint32_t i = 0; i < si->nr_clusters; i++) {
 		struct swap_cluster_info *ci = &si->cluster_info[i];
-		const uint8_t *map = si->swap_map + (uint64_t)i * CLUSTER_SLOTS;
+		uint32_t base = i * CLUSTER_SLOTS;
 		unsigned int used = 0, continued = 0;
 
 		for (unsigned int s = 0; s < CLUSTER_SLOTS; s++) {
-			used += map[s] != 0;
-			inuse += map[s] && map[s] != MAP_BAD;
-			continued += (map[s] & MAP_CONTINUED) && map[s] != MAP_BAD;
+			uint64_t e = slot_ent(ci, s);
+			bool implicit_bad = base + s == 0 || base + s >= si->max;
+
+			used += e != 0 || (!ci->table && implicit_bad);
+			inuse += slot_in_use(ci, s);
+			continued += !(e & ENT_BAD) && (e & ENT_COUNT_MASK) == ENT_COUNT_MASK;
+			if (ci->table && implicit_bad && e != ENT_BAD)
+				bad(c, "cluster %u slot %u: header or padding not BAD", i, s);
+			if ((e & ENT_PTR_MASK) && !(e & ENT_HAS_CACHE))
+				bad(c, "cluster %u slot %u cached without the pin", i, s);
 		}
 		nr_full += ci->count == CLUSTER_SLOTS;
+		tables += ci->table != NULL;
 		if (used != ci->count)
 			bad(c, "cluster %u count %u but %u slots used", i, ci->count, used);
 		if (continued && !ci->ext)
 			bad(c, "cluster %u has continued counts but no side table", i);
+		if (ci->count == 0 && ci->table)
+			bad(c, "cluster %u is empty but keeps its table", i);
 		if ((ci->count == 0) != (ci->flags == CLUSTER_FLAG_FREE ||
 					 ci->flags == CLUSTER_FLAG_DISCARD ||
 					 ci->flags == CLUSTER_FLAG_DISCARDING))
@@ -111,6 +123,8 @@ static void check_counts(struct checker *c, struct pcpu_stats *st)
 		if (ci->flags == CLUSTER_FLAG_FULL && ci->count != CLUSTER_SLOTS)
 			bad(c, "cluster %u on the full list with count %u", i, ci->count);
 	}
+	if (tables != atomic_load(&si->tables_used))
+		bad(c, "%u tables attached, %u counted", tables, atomic_load(&si->tables_used));
 	/* Slots parked in slot caches are allocated but not in use. */
 	inuse -= atomic_load(&si->cached_slots);
 	if (inuse != device_inuse(si, st))

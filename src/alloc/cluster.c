@@ -89,7 +89,7 @@ void cluster_move(struct swap_device *si, struct swap_cluster_info *ci,
 	struct cluster_list *l;
 
 	lock_assert_held(&ci->lock);
-	spin_lock(&si->lock, lstat(st, USWAP_LOCK_DEVICE));
+	spin_lock(&si->lock, lock_stat_of(st, USWAP_LOCK_DEVICE));
 	l = cluster_list_of(si, ci);
 	if (l)
 		list_del_locked(si, l, ci);
@@ -129,12 +129,12 @@ struct swap_cluster_info *cluster_isolate_as(struct swap_device *si,
 
 	if (!list_nr(l))
 		return NULL; /* why take the shared lock to see nothing */
-	spin_lock(&si->lock, lstat(st, USWAP_LOCK_DEVICE));
+	spin_lock(&si->lock, lock_stat_of(st, USWAP_LOCK_DEVICE));
 	for (idx = l->head; idx != CLUSTER_NIL; idx = ci->next) {
 		ci = ci_at(si, idx);
 		stat_inc(&st->list_scan_steps);
 		probe_step(USWAP_STEP_LIST, 1);
-		if (!spin_trylock_stat(&ci->lock, lstat(st, USWAP_LOCK_CLUSTER)))
+		if (!spin_trylock_stat(&ci->lock, lock_stat_of(st, USWAP_LOCK_CLUSTER)))
 			continue;
 		list_del_locked(si, l, ci);
 		ci->flags = (uint8_t)flag;
@@ -171,53 +171,41 @@ void cluster_relocate(struct swap_device *si, struct swap_cluster_info *ci,
 		cluster_move(si, ci, flag, st);
 }
 
-static bool range_is_free(const uint8_t *map, unsigned int nr)
+static bool range_is_free(const uint64_t *ent, unsigned int nr)
 {
-	uint64_t w;
-
-	if (nr < sizeof(w)) {
-		for (unsigned int i = 0; i < nr; i++)
-			if (map[i])
-				return false;
-		return true;
-	}
-	for (unsigned int i = 0; i < nr; i += sizeof(w)) {
-		memcpy(&w, map + i, sizeof(w)); /* aligned: off is a multiple of nr */
-		if (w)
+	for (unsigned int i = 0; i < nr; i++)
+		if (ent[i])
 			return false;
-	}
 	return true;
 }
 
-/* First free naturally aligned run of @nr slots starting in [from, to),
- * or 0. @from is aligned to @nr; runs never cross the cluster end. */
-static uint32_t find_free_run(const uint8_t *map, uint32_t from, uint32_t to,
-			      unsigned int nr)
+/* First free naturally aligned run of @nr slots starting in [from, to)
+ * (offsets in the cluster), or -1. @from is aligned to @nr; runs never
+ * cross the cluster end. The lab is charged per 64 slots scanned, the
+ * unit it has always counted (one swap_map cache line), so its virtual
+ * times do not move with the entry's size. */
+static int find_free_run(const uint64_t *ent, uint32_t from, uint32_t to,
+			 unsigned int nr)
 {
-	if (nr == 1) {
-		const uint8_t *p = memchr(map + from, 0, to - from);
-		uint32_t off = p ? (uint32_t)(p - map) : 0;
-
-		probe_step(USWAP_STEP_MAP, ((p ? off + 1 : to) - from + 63) / 64);
-		return off;
-	}
 	for (uint32_t off = from; off < to; off += nr)
-		if (range_is_free(map + off, nr)) {
+		if (range_is_free(ent + off, nr)) {
 			probe_step(USWAP_STEP_MAP, (off + nr - from + 63) / 64);
-			return off;
+			return (int)off;
 		}
 	probe_step(USWAP_STEP_MAP, (to - from + 63) / 64);
-	return 0;
+	return -1;
 }
 
 /*
  * cluster_alloc_range() - find and take 2^@order free aligned slots in @ci,
  * scanning from @start to the cluster end and, if @wrap, then from the
  * cluster start (alloc_swap_scan_cluster() + cluster_alloc_range()).
- * Taken slots get the HAS_CACHE pin; an empty cluster takes @order. Refused
- * once swapoff cleared writeok: that check under ci->lock is what lets
- * swapoff know no allocator is still inside the device.
- * Return: the first slot's offset, or 0 (no room; offset 0 is the header).
+ * Taken slots get the HAS_CACHE pin; an empty cluster takes @order and a
+ * table from the device's pool. Refused once swapoff cleared writeok:
+ * that check under ci->lock is what lets swapoff know no allocator is
+ * still inside the device.
+ * Return: the first slot's offset; 0 (no room; offset 0 is the header);
+ * CLUSTER_NO_TABLE (room, but the pool is dry: refill and come back).
  * Context: ci->lock held.
  */
 uint32_t cluster_alloc_range(struct swap_device *si, struct swap_cluster_info *ci,
@@ -226,29 +214,34 @@ uint32_t cluster_alloc_range(struct swap_device *si, struct swap_cluster_info *c
 	unsigned int nr = 1u << order;
 	uint32_t base = cluster_first(si, ci);
 	uint32_t end = base + CLUSTER_SLOTS;
-	uint32_t off;
+	uint64_t *ent;
+	int found;
 
 	lock_assert_held(&ci->lock);
 	if (ci->count + nr > CLUSTER_SLOTS)
 		return 0;
 	if (!atomic_load_explicit(&si->writeok, memory_order_relaxed))
 		return 0;
+	if (!ci->table && !cluster_table_attach(si, ci))
+		return CLUSTER_NO_TABLE;
 	if (ci->count == 0 || start < base || start >= end)
 		start = base;
 	start &= ~(nr - 1);
-	off = find_free_run(si->swap_map, start, end, nr);
-	if (!off && wrap && start > base)
-		off = find_free_run(si->swap_map, base, start, nr);
-	if (!off)
+	ent = ci->table->ent;
+	found = find_free_run(ent, start - base, CLUSTER_SLOTS, nr);
+	if (found < 0 && wrap && start > base)
+		found = find_free_run(ent, 0, start - base, nr);
+	if (found < 0)
 		return 0;
-	memset(si->swap_map + off, MAP_HAS_CACHE, nr);
+	for (unsigned int i = 0; i < nr; i++)
+		ent[(uint32_t)found + i] = ENT_HAS_CACHE;
 	probe_step(USWAP_STEP_SLOT, nr);
 	if (ci->count == 0)
 		ci->order = (uint8_t)order;
 	ci->count = (uint16_t)(ci->count + nr);
 	if (ci->count == CLUSTER_SLOTS)
 		device_cluster_filled(si);
-	return off;
+	return base + (uint32_t)found;
 }
 
 /*
@@ -271,6 +264,7 @@ void cluster_slots_freed(struct swap_device *si, struct swap_cluster_info *ci,
 	probe_step(USWAP_STEP_SLOT, nr);
 	if (ci->count == 0) {
 		cluster_ext_free(ci); /* no slot can hold a continued count */
+		cluster_table_detach(si, ci);
 		/* A page-discard device must forget the data before the
 		 * cluster is reused: the swap layer discards it, then frees it
 		 * (swap_cluster_schedule_discard()). */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * device.c - swapon and swapoff: building a device's swap_map and
- * clusters, publishing it, and taking it away again.
+ * device.c - swapon and swapoff: building a device's cluster descriptors
+ * and lists, publishing it, and taking it away again.
  *
  * A device's lifetime is guarded by RCU: it is reachable through u->devs[]
  * (entry lookups) and through the published rings (allocation). swapoff
@@ -159,10 +159,12 @@ void device_free(struct swap_device *si)
 		for (uint32_t i = 0; i < si->nr_clusters; i++) /* teardown only */
 			si->hooks->release_cluster(&si->cluster_info[i]);
 	if (si->cluster_info)
-		for (uint32_t i = 0; i < si->nr_clusters; i++)
+		for (uint32_t i = 0; i < si->nr_clusters; i++) {
 			free(si->cluster_info[i].ext);
+			free(si->cluster_info[i].table);
+		}
+	table_pool_free(si);
 	free(si->cluster_info);
-	free(si->swap_map);
 	free(si->cursors);
 	free(si);
 }
@@ -188,27 +190,32 @@ static int check_swapon_args(struct uswap *u, const struct uswap_swapon_args *a)
 	return 0;
 }
 
-/* Mark the header, the bad slots and the padding past the end BAD and
- * count them in their clusters, so those clusters never look free and
- * offset 0 can mean "none". Return: usable slots, or -EINVAL (duplicate). */
+/* Count the header, the bad slots and the padding past the end in their
+ * clusters, so those clusters never look free and offset 0 can mean
+ * "none". Only a cluster with a bad block gets its table now (marking
+ * it BAD there); the header and padding are marked whenever their
+ * cluster takes a table. Return: usable slots, -EINVAL (listed twice),
+ * -ENOMEM. */
 static long setup_bad_slots(struct swap_device *si, const struct uswap_swapon_args *a)
 {
 	uint32_t end = si->nr_clusters * CLUSTER_SLOTS;
 	long pages = (long)si->max - 1;
 
-	si->swap_map[0] = MAP_BAD;
+	si->cluster_info[0].count++;
+	for (uint32_t off = si->max; off < end; off++)
+		si->cluster_info[off / CLUSTER_SLOTS].count++;
 	for (size_t i = 0; i < a->nr_bad; i++) {
-		uint8_t *b = &si->swap_map[a->bad_slots[i]];
+		uint32_t off = (uint32_t)a->bad_slots[i];
+		struct swap_cluster_info *ci = cluster_of(si, off);
 
-		if (*b == MAP_BAD)
+		if (!ci->table && !cluster_table_new(si, ci))
+			return -ENOMEM;
+		if (ci->table->ent[off % CLUSTER_SLOTS] == ENT_BAD)
 			return -EINVAL; /* listed twice */
-		*b = MAP_BAD;
+		ci->table->ent[off % CLUSTER_SLOTS] = ENT_BAD;
+		ci->count++;
 		pages--;
 	}
-	memset(si->swap_map + si->max, MAP_BAD, end - si->max);
-	for (uint32_t off = 0; off < end; off++)
-		if (si->swap_map[off])
-			si->cluster_info[off / CLUSTER_SLOTS].count++;
 	return pages;
 }
 
@@ -271,10 +278,9 @@ static struct swap_device *device_new(struct uswap *u, const struct uswap_swapon
 	si->prio_auto = a->prio == USWAP_PRIO_DEFAULT;
 	si->node = a->node;
 	si->owner = u;
-	si->swap_map = calloc(si->nr_clusters, CLUSTER_SLOTS);
 	si->cluster_info = calloc(si->nr_clusters, sizeof(*si->cluster_info));
 	si->cursors = aligned_alloc(CACHELINE, u->nr_cpus * sizeof(*si->cursors));
-	if (!si->swap_map || !si->cluster_info || !si->cursors)
+	if (!si->cluster_info || !si->cursors)
 		goto err;
 	memset(si->cursors, 0, u->nr_cpus * sizeof(*si->cursors));
 	pages = setup_bad_slots(si, a);
@@ -348,6 +354,9 @@ int device_swapon(struct uswap *u, const struct uswap_swapon_args *args,
 	si->hooks = hooks;
 	atomic_store(&si->writeok, true);
 	rcu_publish(&u->devs[type], si);
+	/* Its table pool starts empty (no memory while nothing is in use):
+	 * the first allocation fills it before it walks. */
+	atomic_fetch_or(&u->tables_low, UINT32_C(1) << type);
 	err = ring_set_rebuild(u);
 	if (err) {
 		rcu_publish(&u->devs[type], NULL);
@@ -411,7 +420,7 @@ static void pcpu_forget_device(struct uswap *u, struct swap_device *si)
 	for (unsigned int cpu = 0; cpu < u->nr_cpus; cpu++) {
 		struct uswap_pcpu *pc = &u->pcpu[cpu];
 
-		spin_lock(&pc->lock, lstat(&pc->stats, USWAP_LOCK_PERCPU));
+		spin_lock(&pc->lock, lock_stat_of(&pc->stats, USWAP_LOCK_PERCPU));
 		if (pc->slot_cache)
 			slot_cache_drain(u, pc, si, &pc->stats);
 		for (unsigned int o = 0; o < NR_ORDERS; o++)

@@ -123,7 +123,8 @@ int ring_set_rebuild(struct uswap *u)
  * Return: 0; -E2BIG when some device of the ring has room but none has a
  * run of this order (the caller must split, never fall lower); -ENOSPC
  * when every device is full or none could give an order-0 slot; -EAGAIN
- * when a device's only room waits for a discard (ctx->discard_si).
+ * when a device's only room waits for a discard (ctx->discard_si) or for
+ * its table pool to be refilled (ctx->table_si).
  * Context: this CPU's lock held; inside an RCU read section.
  */
 int ring_alloc(struct alloc_ctx *ctx, struct prio_ring *r, unsigned int order,
@@ -147,8 +148,8 @@ int ring_alloc(struct alloc_ctx *ctx, struct prio_ring *r, unsigned int order,
 			continue; /* full, going away or failing writes:
 				     masked, not removed */
 		if (device_alloc(ctx, si, order, &off)) {
-			if (ctx->discard_si)
-				return -EAGAIN; /* discard first (alloc.c) */
+			if (ctx->discard_si || ctx->table_si)
+				return -EAGAIN; /* discard or refill first (alloc.c) */
 			/* Room counts only if the device is still there: one
 			 * that filled up or began swapoff meanwhile is no
 			 * reason to split the folio. */
@@ -235,7 +236,7 @@ void avail_sync(struct swap_device *si)
 	struct uswap *u = si->owner;
 	bool want;
 
-	spin_lock(&u->avail_lock, lstat(this_cpu_stats(u), USWAP_LOCK_GLOBAL));
+	spin_lock(&u->avail_lock, lock_stat_of(this_cpu_stats(u), USWAP_LOCK_GLOBAL));
 	want = avail_wanted(si);
 	if (want && !si->on_avail)
 		avail_insert_locked(u, si);
@@ -254,7 +255,7 @@ void avail_rebuild(struct uswap *u)
 {
 	if (!u->avail)
 		return;
-	spin_lock(&u->avail_lock, lstat(this_cpu_stats(u), USWAP_LOCK_GLOBAL));
+	spin_lock(&u->avail_lock, lock_stat_of(this_cpu_stats(u), USWAP_LOCK_GLOBAL));
 	for (unsigned int n = 0; n < policy_nr_avail_lists(u); n++)
 		u->avail[n].nr = 0;
 	for (int type = 0; type < USWAP_MAX_DEVICES; type++) {
@@ -317,7 +318,7 @@ int avail_alloc(struct alloc_ctx *ctx, unsigned int order, uswap_entry_t *entry)
 	struct swap_device *si;
 
 	for (;;) {
-		spin_lock(&u->avail_lock, lstat(ctx->st, USWAP_LOCK_GLOBAL));
+		spin_lock(&u->avail_lock, lock_stat_of(ctx->st, USWAP_LOCK_GLOBAL));
 		si = avail_next_locked(ctx, l, tried);
 		spin_unlock(&u->avail_lock);
 		if (!si)
@@ -327,8 +328,8 @@ int avail_alloc(struct alloc_ctx *ctx, unsigned int order, uswap_entry_t *entry)
 			*entry = uswap_entry((unsigned int)si->type, off);
 			return 0;
 		}
-		if (ctx->discard_si)
-			return -EAGAIN; /* discard first (alloc.c) */
+		if (ctx->discard_si || ctx->table_si)
+			return -EAGAIN; /* discard or refill first (alloc.c) */
 		if (order > 0 && device_available(si))
 			return -E2BIG;
 	}

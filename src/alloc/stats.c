@@ -43,11 +43,17 @@ USWAP_API int uswap_stats_get(struct uswap *u, struct uswap_stats *out)
 	return 0;
 }
 
+/* What @si's allocator metadata costs now: the static part (descriptor,
+ * cluster descriptors, per-CPU cursors) and what comes with use (a table
+ * per cluster holding slots, the pool's tables, count side tables). */
 static uint64_t device_metadata_bytes(struct swap_device *si)
 {
-	uint64_t bytes = sizeof(*si) + (uint64_t)si->nr_clusters * CLUSTER_SLOTS +
+	uint64_t tables = atomic_load_explicit(&si->tables_used, memory_order_relaxed) +
+			  atomic_load_explicit(&si->table_pool_nr, memory_order_relaxed);
+	uint64_t bytes = sizeof(*si) +
 			 (uint64_t)si->nr_clusters * sizeof(*si->cluster_info) +
-			 (uint64_t)si->nr_cpus * sizeof(*si->cursors);
+			 (uint64_t)si->nr_cpus * sizeof(*si->cursors) +
+			 tables * sizeof(struct swap_table);
 
 	for (uint32_t i = 0; i < si->nr_clusters; i++)
 		if (__atomic_load_n(&si->cluster_info[i].ext, __ATOMIC_RELAXED))
@@ -71,7 +77,7 @@ static void fill_info(struct swap_device *si, struct uswap_device_info *info,
 	info->size_kb = info->pages * (USWAP_PAGE_SIZE / 1024);
 	info->used_kb = info->inuse * (USWAP_PAGE_SIZE / 1024);
 	info->nr_clusters = si->nr_clusters;
-	spin_lock(&si->lock, lstat(st, USWAP_LOCK_DEVICE));
+	spin_lock(&si->lock, lock_stat_of(st, USWAP_LOCK_DEVICE));
 	info->free_clusters = si->free_clusters.nr;
 	info->full_clusters = si->full_clusters.nr;
 	for (int o = 0; o < NR_ORDERS; o++) {

@@ -7,7 +7,10 @@
  *   cluster   512 slots (SWAPFILE_CLUSTER) with its own lock, use count,
  *             list flag and order (struct swap_cluster_info)
  *   device    one swap area (struct swap_info_struct), "si" in code
- *   swap_map  one byte per slot: reference count, HAS_CACHE pin, BAD
+ *   table     per cluster, one 64-bit entry per slot: reference count,
+ *             HAS_CACHE pin, BAD and the swap cache's folio (the kernel's
+ *             swap table after phase III, which removed swap_map);
+ *             attached while the cluster holds slots, NULL while it is free
  *   ring      the devices of one priority, immutable once published; each
  *             CPU keeps a reader (cursor + quota) into it (seed 5)
  *   cursor    per device, per CPU, per order: the next offset to try
@@ -66,12 +69,29 @@ _Static_assert((1u << (NR_ORDERS - 1)) == CLUSTER_SLOTS,
 _Static_assert(USWAP_MAX_DEVICES == 32 && USWAP_TYPE_SHIFT == 58,
 	       "type in 5 bits above a 58-bit offset");
 
-/* swap_map byte (include/linux/swap.h values, count continued by table) */
-#define MAP_COUNT_MASK 0x3f /* count 0..62 */
-#define MAP_COUNT_MAX  0x3e
-#define MAP_BAD        0x3f /* header, bad block, padding past the end */
-#define MAP_HAS_CACHE  0x40 /* pinned by the swap cache */
-#define MAP_CONTINUED  0x80 /* count lives in ci->ext[ci_off] (63..65535) */
+/*
+ * Swap table entry: one uint64_t per slot (the kernel's swap table entry
+ * once phase III folded the count in). Zero is a free slot.
+ *   bits  0..47  the swap cache's folio for this slot (a user-space
+ *                pointer, opaque to alloc/), 0: none cached
+ *   bits 48..61  reference count 0..ENT_COUNT_INLINE; ENT_COUNT_CONT: the
+ *                count lives in the cluster's side table ci->ext
+ *   bit  62      BAD: the header, a bad block or padding past the end
+ *   bit  63      HAS_CACHE: pinned by the swap cache (or an allocation not
+ *                yet committed)
+ */
+#define ENT_PTR_MASK      ((UINT64_C(1) << 48) - 1)
+#define ENT_COUNT_SHIFT   48
+#define ENT_COUNT_INLINE  0x3ffeu /* largest count the entry holds */
+#define ENT_COUNT_CONT    0x3fffu /* count in ci->ext[ci_off] */
+#define ENT_COUNT_MASK    ((uint64_t)ENT_COUNT_CONT << ENT_COUNT_SHIFT)
+#define ENT_BAD           (UINT64_C(1) << 62)
+#define ENT_HAS_CACHE     (UINT64_C(1) << 63)
+
+/* One cluster's entries: 4 KiB, 8 bytes per slot of a cluster in use. */
+struct swap_table {
+	uint64_t ent[CLUSTER_SLOTS];
+};
 
 enum cluster_flag {
 	CLUSTER_FLAG_FREE = 1,
@@ -86,20 +106,23 @@ enum cluster_flag {
 	CLUSTER_FLAG_MAX,
 };
 
-/* 32 bytes for 512 slots: 0.0625 bytes per slot. */
+/* 32 bytes for 512 slots: 0.0625 bytes per slot, all the static
+ * metadata a slot costs (the table comes with use). */
 struct swap_cluster_info {
-	struct spinlock lock; /* this struct (but prev/next) and the swap_map
-				 bytes and ext[] of its slots */
+	struct spinlock lock; /* this struct (but prev/next), its table and
+				 ext[] */
 	uint16_t count;       /* slots in use incl. header/bad/padding; lock */
 	uint8_t flags;        /* enum cluster_flag; changed under lock AND
 				 si->lock, so either one suffices to read it */
 	uint8_t order;        /* order served while not FREE; lock */
 	uint32_t prev, next;  /* list links (cluster index); si->lock */
-	uint16_t *ext;        /* counts past MAP_COUNT_MAX, CLUSTER_SLOTS
+	uint16_t *ext;        /* counts past ENT_COUNT_INLINE, CLUSTER_SLOTS
 				 entries, allocated on first use; lock */
-	struct scache_table *cache; /* swap cache of this cluster's slots
-				 (src/swap/cache.c), allocated on first
-				 use, freed when empty; lock */
+	struct swap_table *table; /* NULL while every slot is free (but the
+				 header and padding): taken from the
+				 device's pool when a slot is allocated,
+				 given back when the count drops to 0;
+				 lock (pointer read unlocked by stats) */
 };
 
 /*
@@ -117,7 +140,8 @@ struct device_hooks {
 	/* Device teardown: run completions of requests in flight on
 	 * @backend (si->io_inflight falls as they finish). */
 	void (*reap)(void *backend);
-	/* Device teardown: drop what the swap cache keeps for @ci. */
+	/* Device teardown: drop what the swap cache keeps for @ci (its
+	 * table's folio pointers). */
 	void (*release_cluster)(struct swap_cluster_info *ci);
 };
 
@@ -159,7 +183,6 @@ struct swap_device {
 				     a failed write; 0: not paused */
 	_Atomic uint32_t write_fail_streak; /* failed writes since the last
 				     good one: each doubles the pause */
-	uint8_t *swap_map;        /* nr_clusters * 512 bytes; ci->lock */
 	struct swap_cluster_info *cluster_info; /* [nr_clusters] */
 	struct pcpu_cursor *cursors; /* [nr_cpus] */
 	unsigned int nr_cpus;
@@ -184,6 +207,16 @@ struct swap_device {
 	_Atomic uint64_t io_inflight; /* swap-path requests submitted to
 				     @backend and not yet done (swap/swapq.c);
 				     swapoff waits for zero */
+
+	/* Tables for clusters about to take slots: filled with no lock
+	 * held (table.c), popped under ci->lock, so no allocation ever
+	 * happens under a spinlock on the swap-out path. */
+	struct spinlock table_lock; /* a leaf: the three fields below */
+	struct lock_stat table_lstat; /* its acquisitions (no per-CPU class) */
+	struct swap_table *table_pool; /* linked through ent[0] */
+	_Atomic uint32_t table_pool_nr;
+	uint32_t table_fail;     /* tests: refills left to fail (ENOMEM) */
+	_Atomic uint32_t tables_used; /* attached to clusters */
 
 	struct spinlock alloc_lock; /* LOCKING_DEVICE: held across a whole
 				     allocation on this device and each
@@ -282,6 +315,9 @@ struct uswap {
 	uswap_unuse_fn unuse;           /* slot owner's swapoff callback;
 					   swapon_lock */
 	void *unuse_ctx;
+	_Atomic uint32_t tables_low;    /* bit per type: that device's table
+					   pool fell below its low mark;
+					   uswap_alloc() refills it first */
 	char rcu_hb;                    /* TSan happens-before token (rcu.h) */
 	const struct uswap_tracer *_Atomic tracer; /* NULL, or the swap
 						      stream's recorder */
@@ -316,6 +352,7 @@ struct alloc_ctx {
 	 * CPU's lock dropped (uswap_alloc()), as the kernel discards after
 	 * dropping its local lock. */
 	struct swap_device *discard_si; /* BOUNDED: its only room waits */
+	struct swap_device *table_si; /* its pool ran dry: refill, walk again */
 	bool sync_discard;   /* SYNC_ALL: an order-0 walk found nothing */
 	bool no_discard;     /* discarded already: walk without asking again */
 	struct alloc_hook *hook; /* NULL, or run on the slots returned */

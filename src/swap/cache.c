@@ -1,20 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * cache.c - the swap cache: one table of folio pointers per cluster,
- * allocated when the cluster first caches a folio and freed when it caches
- * none (the kernel allocates its swap table with the cluster and frees it
- * when the cluster is free again; allocating on first cached folio keeps
- * clusters that never cache anything at zero cost).
+ * cache.c - the swap cache: a slot's cached folio is the pointer in its
+ * swap table entry (alloc/table.c), next to its count and pin, as in the
+ * kernel's swap table since phase III. The table lives as long as the
+ * cluster holds slots, and a cached slot is always pinned, so the cache
+ * allocates nothing of its own but the folio copies.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "swap/swap_internal.h"
-
-struct scache_table {
-	struct scache_folio *slot[CLUSTER_SLOTS]; /* NULL: not cached */
-	unsigned int nr;                          /* non-NULL entries */
-};
 
 /* Allocate a folio copy of @pages (2^order pages). Called without locks:
  * the copy must not happen under a spinlock. Return: NULL on no memory. */
@@ -43,25 +38,28 @@ void scache_put(struct scache_folio *folio)
 
 /*
  * scache_insert() - make the 2^order slots starting at @ci_off point at
- * @folio, one reference per slot; the caller keeps its own.
- * Return: 0, -ENOMEM (no table), -EEXIST (a slot already cached).
+ * @folio, one reference per slot; the caller keeps its own. The pointer
+ * goes into each slot's swap table entry, which the cluster already has
+ * (its slots are allocated), so nothing is allocated here, under the lock.
+ * Return: 0, -EEXIST (a slot already cached), -EOVERFLOW (@folio's
+ * address does not fit a table entry: nothing cached).
  * Context: ci->lock held; the caller holds the slots' HAS_CACHE pins.
  */
 int scache_insert(struct swap_cluster_info *ci, uint32_t ci_off,
 		  struct scache_folio *folio)
 {
 	unsigned int nr = 1u << folio->order;
-	struct scache_table *t = ci->cache;
 
 	lock_assert_held(&ci->lock);
-	if (!t && !(t = ci->cache = calloc(1, sizeof(*t))))
-		return -ENOMEM;
 	for (unsigned int i = 0; i < nr; i++)
-		if (t->slot[ci_off + i])
+		if (slot_cache_ptr(ci, ci_off + i))
 			return -EEXIST;
 	for (unsigned int i = 0; i < nr; i++)
-		t->slot[ci_off + i] = folio;
-	t->nr += nr;
+		if (slot_cache_ptr_set(ci, ci_off + i, folio)) {
+			while (i--)
+				slot_cache_ptr_set(ci, ci_off + i, NULL);
+			return -EOVERFLOW;
+		}
 	folio->refs += nr;
 	return 0;
 }
@@ -70,36 +68,29 @@ int scache_insert(struct swap_cluster_info *ci, uint32_t ci_off,
 struct scache_folio *scache_lookup(struct swap_cluster_info *ci, uint32_t ci_off)
 {
 	lock_assert_held(&ci->lock);
-	return ci->cache ? ci->cache->slot[ci_off] : NULL;
+	return slot_cache_ptr(ci, ci_off);
 }
 
 static bool remove_range(struct swap_cluster_info *ci, uint32_t ci_off,
 			 unsigned int nr)
 {
-	struct scache_table *t = ci->cache;
 	bool found = false;
 
-	if (!t)
-		return false;
 	for (unsigned int i = ci_off; i < ci_off + nr; i++) {
-		if (!t->slot[i])
+		struct scache_folio *f = slot_cache_ptr(ci, i);
+
+		if (!f)
 			continue;
-		scache_put(t->slot[i]);
-		t->slot[i] = NULL;
-		t->nr--;
+		slot_cache_ptr_set(ci, i, NULL);
+		scache_put(f);
 		found = true;
-	}
-	if (!t->nr) {
-		free(t);
-		ci->cache = NULL;
 	}
 	return found;
 }
 
 /*
- * scache_remove() - forget the cached copies of @nr slots; the table goes
- * when its last entry does. Return: whether any slot was cached.
- * Context: ci->lock held.
+ * scache_remove() - forget the cached copies of @nr slots.
+ * Return: whether any slot was cached. Context: ci->lock held.
  */
 bool scache_remove(struct swap_cluster_info *ci, uint32_t ci_off, unsigned int nr)
 {

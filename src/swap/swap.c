@@ -3,7 +3,7 @@
  * swap.c - the end of the swap path: uswap_swap_free() and
  * uswap_cache_drop() (swap_out.c and swap_in.c hold the I/O).
  *
- * Slot states along the path (swap_map byte, see alloc/types.h):
+ * Slot states along the path (swap table entry, see alloc/types.h):
  *   allocated       HAS_CACHE, count 0: being written; cached if KEEP_CACHE
  *   written         count 1 (the caller's reference), HAS_CACHE only while
  *                   a clean copy stays cached
@@ -41,19 +41,26 @@ static struct swap_device *folio_cluster_lock(struct uswap *u, uswap_entry_t ent
 
 /* Every slot of the folio must hold a reference (or be pinned by a cached
  * copy) for a swap-in to make sense. Context: ci->lock held. */
-bool range_in_use(struct swap_device *si, uint32_t off, unsigned int nr)
+bool range_in_use(struct swap_cluster_info *ci, uint32_t off, unsigned int nr)
 {
 	for (uint32_t i = off; i < off + nr; i++)
-		if (!slot_in_use(si->swap_map[i]))
+		if (!slot_in_use(ci, i % CLUSTER_SLOTS))
 			return false;
 	return true;
 }
 
-bool range_referenced(struct swap_device *si, struct swap_cluster_info *ci, uint32_t off,
-		      unsigned int nr)
+static bool range_pinned(struct swap_cluster_info *ci, uint32_t off, unsigned int nr)
 {
 	for (uint32_t i = off; i < off + nr; i++)
-		if (!slot_count(ci, si->swap_map[i], i % CLUSTER_SLOTS))
+		if (!slot_has_cache(ci, i % CLUSTER_SLOTS))
+			return false;
+	return true;
+}
+
+bool range_referenced(struct swap_cluster_info *ci, uint32_t off, unsigned int nr)
+{
+	for (uint32_t i = off; i < off + nr; i++)
+		if (!slot_count(ci, i % CLUSTER_SLOTS))
 			return false;
 	return true;
 }
@@ -63,9 +70,9 @@ bool range_referenced(struct swap_device *si, struct swap_cluster_info *ci, uint
  * lets go with uswap_put_folio(), which frees the slot; a free must not
  * drop the pin under it (free_swap_and_cache() leaves a slot that only
  * the cache holds to the folio's owner). Context: ci->lock held. */
-static bool pin_held_elsewhere(struct swap_cluster_info *ci, uint8_t b, uint32_t off)
+static bool pin_held_elsewhere(struct swap_cluster_info *ci, uint32_t ci_off)
 {
-	return (b & MAP_HAS_CACHE) && !scache_lookup(ci, off % CLUSTER_SLOTS);
+	return slot_has_cache(ci, ci_off) && !scache_lookup(ci, ci_off);
 }
 
 /*
@@ -79,16 +86,14 @@ static bool pin_held_elsewhere(struct swap_cluster_info *ci, uint8_t b, uint32_t
 static int put_refs_keep_pinned(struct swap_device *si, struct swap_cluster_info *ci,
 				uint32_t off, unsigned int nr, uint64_t *released)
 {
-	uint8_t *map = si->swap_map;
-
 	for (uint32_t i = off; i < off + nr; i++)
-		if (!slot_in_use(map[i]) || !slot_count(ci, map[i], i % CLUSTER_SLOTS))
+		if (!slot_in_use(ci, i % CLUSTER_SLOTS) || !slot_count(ci, i % CLUSTER_SLOTS))
 			return -ENOENT;
 	for (uint32_t i = off; i < off + nr; i++) {
-		unsigned int count = slot_count(ci, map[i], i % CLUSTER_SLOTS) - 1;
-		bool foreign = pin_held_elsewhere(ci, map[i], i);
+		unsigned int count = slot_count(ci, i % CLUSTER_SLOTS) - 1;
+		bool foreign = pin_held_elsewhere(ci, i % CLUSTER_SLOTS);
 
-		slot_set_count(si, ci, i, count); /* shrinking cannot fail */
+		slot_set_count(si, ci, i, count); /* shrinking needs no side table */
 		if (count == 0 && !foreign) {
 			slot_pin_cache_locked(si, ci, i);
 			released[(i - off) / 64] |= UINT64_C(1) << ((i - off) % 64);
@@ -176,11 +181,12 @@ USWAP_API int uswap_cache_drop(struct uswap *u, uswap_entry_t entry, unsigned in
 	if (!si)
 		return -EINVAL;
 	/* Only a clean copy whose slots still hold references: the data is
-	 * on the device, so dropping it costs no I/O. */
-	if (scache_lookup(ci, off % CLUSTER_SLOTS) && range_in_use(si, off, nr) &&
-	    put_range(si, ci, off, nr, true, st) == 0) {
+	 * on the device, so dropping it costs no I/O. The copy leaves the
+	 * table before the pins go (a cached slot is always pinned). */
+	if (scache_lookup(ci, off % CLUSTER_SLOTS) && range_referenced(ci, off, nr) &&
+	    range_pinned(ci, off, nr)) {
 		scache_remove(ci, off % CLUSTER_SLOTS, nr);
-		err = 0;
+		err = put_range(si, ci, off, nr, true, st);
 	}
 	ci_unlock(ci);
 	rcu_read_end(&u->rcu_hb);

@@ -37,7 +37,7 @@ int in_prepare(struct uswap *u, struct swap_req *r, struct pcpu_stats *st)
 		io->result = -EINVAL;
 		return 1;
 	}
-	if (!range_in_use(si, off, nr)) {
+	if (!range_in_use(ci, off, nr)) {
 		ci_unlock(ci);
 		io->result = -ENOENT;
 		return 1;
@@ -45,7 +45,7 @@ int in_prepare(struct uswap *u, struct swap_req *r, struct pcpu_stats *st)
 	folio = scache_lookup(ci, off % CLUSTER_SLOTS);
 	if (folio && folio->order == io->order) {
 		scache_get(folio); /* copy it out without the lock held */
-	} else if (!range_referenced(si, ci, off, nr)) {
+	} else if (!range_referenced(ci, off, nr)) {
 		/* Only a pin, no reference and no copy here: a swap-out
 		 * whose write is not committed yet (a swap queue's, maybe
 		 * not even written), or slots uswap_alloc() handed out with

@@ -8,7 +8,7 @@
  * Each cluster has its own table, reached from the cluster descriptor and
  * guarded by the cluster lock, as the kernel's swap table (6.18+): a
  * lookup never takes a device-wide lock. A cached slot always holds the
- * HAS_CACHE pin in the swap_map, so the slot cannot be freed under it.
+ * HAS_CACHE pin in its table entry, so the slot cannot be freed under it.
  */
 #ifndef USWAP_SWAP_SWAP_INTERNAL_H
 #define USWAP_SWAP_SWAP_INTERNAL_H
@@ -110,11 +110,10 @@ int in_prepare(struct uswap *u, struct swap_req *r, struct pcpu_stats *st);
 int in_complete(struct swap_req *r, struct pcpu_stats *st);
 
 /* swap.c: the cluster checks shared by the swap-in and free paths. */
-bool range_in_use(struct swap_device *si, uint32_t off, unsigned int nr);
+bool range_in_use(struct swap_cluster_info *ci, uint32_t off, unsigned int nr);
 /* Every slot of the range holds a reference (not only a pin).
  * Context: ci->lock held. */
-bool range_referenced(struct swap_device *si, struct swap_cluster_info *ci, uint32_t off,
-		      unsigned int nr);
+bool range_referenced(struct swap_cluster_info *ci, uint32_t off, unsigned int nr);
 
 static inline struct backend *device_backend(struct swap_device *si)
 {

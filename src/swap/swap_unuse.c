@@ -32,9 +32,7 @@ static unsigned int cluster_used_slots(struct swap_device *si, uint32_t idx,
 
 	ci_lock(ci, st);
 	for (uint32_t s = 0; ci->count && s < CLUSTER_SLOTS; s++) {
-		uint8_t b = si->swap_map[base + s];
-
-		if (slot_in_use(b) && (pinned || slot_count(ci, b, s)))
+		if (slot_in_use(ci, s) && (pinned || slot_count(ci, s)))
 			offs[n++] = base + s;
 	}
 	ci_unlock(ci);
