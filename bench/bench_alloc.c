@@ -37,7 +37,9 @@ static const char usage_text[] =
 "uswap_alloc() and free them with uswap_put_folio() on a swap system of\n"
 "equal-sized in-memory devices. Reports alloc+free pairs per second, ns\n"
 "per pair, fallback % per order, equal-priority balance, lock traffic and\n"
-"metadata size, measured over the timed phase after a warm-up.\n"
+"metadata size, measured over the timed phase after a warm-up; metadata\n"
+"per slot is given before any allocation (static), at the largest figure\n"
+"sampled during the run (peak) and at its end.\n"
 "\n"
 "Workload:\n"
 "  --threads N         worker threads (default 1)\n"
@@ -375,7 +377,33 @@ struct bench_run {
 	struct bench_worker *workers;
 	struct uswap_stats before, after;
 	uint64_t t0_ns;
+	uint64_t meta_static; /* metadata_bytes summed before any allocation */
+	uint64_t meta_peak;   /* largest sum sampled since (main thread) */
 };
+
+/* Sum the devices' metadata_bytes now. */
+static uint64_t metadata_sum(const struct bench_run *r)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int i = 0; i < r->opts->devices; i++) {
+		struct uswap_device_info info;
+
+		if (uswap_device_info(r->u, r->types[i], &info) == 0)
+			sum += info.metadata_bytes;
+	}
+	return sum;
+}
+
+/* Keep the largest metadata figure seen: sampled every tick of the
+ * timed phase and at its edges, when the windows are fullest. */
+static void metadata_sample(struct bench_run *r)
+{
+	uint64_t now = metadata_sum(r);
+
+	if (now > r->meta_peak)
+		r->meta_peak = now;
+}
 
 static int read_stats(struct uswap *u, struct uswap_stats *st)
 {
@@ -555,6 +583,7 @@ static void wait_timed_phase(struct bench_run *r)
 		    atomic_load(&r->sync.done) == o->threads)
 			break;
 		progress_tick(&p, r, now);
+		metadata_sample(r);
 		sleep_until(min_u64(deadline, now + TICK_NS));
 	}
 	atomic_store(&r->sync.stop, true);
@@ -570,6 +599,7 @@ static int run_workers(struct bench_run *r)
 		return err;
 	workers_start(r);
 	pthread_barrier_wait(&r->sync.ready);
+	metadata_sample(r); /* every window full after the warm-up */
 	err = read_stats(r->u, &r->before);
 	if (err)
 		atomic_store(&r->sync.stop, true);
@@ -579,6 +609,7 @@ static int run_workers(struct bench_run *r)
 		wait_timed_phase(r);
 	for (unsigned int i = 0; i < r->opts->threads; i++)
 		pthread_join(r->workers[i].tid, NULL);
+	metadata_sample(r);
 	return err ? err : read_stats(r->u, &r->after);
 }
 
@@ -638,6 +669,8 @@ static int collect_result(const struct bench_run *r, struct bench_alloc_result *
 	res->quota = o->quota ? o->quota : USWAP_DEFAULT_RING_QUOTA;
 	res->nr_cpus = effective_cpus(o);
 	res->nr_devices = o->devices;
+	res->metadata_static = r->meta_static;
+	res->metadata_peak = r->meta_peak;
 	for (unsigned int i = 0; i < o->devices; i++) {
 		int err = uswap_device_info(r->u, r->types[i], &res->dev[i]);
 
@@ -680,6 +713,8 @@ static int bench_alloc(const struct bench_alloc_opts *o)
 	rc = make_instance(o, &r.u, r.types);
 	if (rc)
 		return rc;
+	r.meta_static = metadata_sum(&r);
+	r.meta_peak = r.meta_static;
 	rc = run_workers(&r);
 	if (!rc)
 		rc = report_worker_errors(&r);

@@ -109,6 +109,8 @@ struct bench_alloc_result {
 	struct uswap_device_info dev[USWAP_MAX_DEVICES]; /* at end of run */
 	unsigned int quota;                /* effective ring quota */
 	unsigned int nr_cpus;              /* effective nr_cpus */
+	uint64_t metadata_static;          /* bytes, all devices, before use */
+	uint64_t metadata_peak;            /* bytes, largest sample of the run */
 };
 
 /* ------------------------------------------------------------------------

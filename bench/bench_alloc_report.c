@@ -11,7 +11,9 @@
  *                        equal priority (end of the timed phase)
  *   locks per 1k allocs  lock acquisitions per 1000 successful uswap_alloc()
  *                        calls; "shared" = device list + global locks
- *   metadata per slot    sum of metadata_bytes / sum of nr_slots
+ *   metadata per slot    sum of metadata_bytes / sum of nr_slots: at the
+ *                        end, before any allocation (static) and the
+ *                        largest sample of the run (peak)
  * Counters are deltas over the timed phase.
  */
 #include "bench_alloc.h"
@@ -40,6 +42,8 @@ struct metrics {
 	double lock_per_1k[USWAP_LOCK_MAX];
 	double shared_per_1k;
 	double metadata_per_slot;
+	double metadata_static_per_slot;
+	double metadata_peak_per_slot;
 	uint64_t lib_allocs;                   /* sum of swpout deltas */
 	uint64_t lib_fallbacks;                /* sum of swpout_fallback deltas */
 };
@@ -123,6 +127,8 @@ static void compute_metrics(const struct bench_alloc_opts *opts,
 		slots += res->dev[i].nr_slots;
 	}
 	m->metadata_per_slot = ratio((double)meta, (double)slots);
+	m->metadata_static_per_slot = ratio((double)res->metadata_static, (double)slots);
+	m->metadata_peak_per_slot = ratio((double)res->metadata_peak, (double)slots);
 }
 
 /* The library's own counts must match what the benchmark did. */
@@ -299,7 +305,8 @@ void bench_alloc_print_table(const struct bench_alloc_opts *opts,
 	       m.lock_per_1k[USWAP_LOCK_GLOBAL]);
 	printf(ROW "%.4g\n", "cluster locks per 1k allocs",
 	       m.lock_per_1k[USWAP_LOCK_CLUSTER]);
-	printf(ROW "%.3f\n", "metadata bytes per slot", m.metadata_per_slot);
+	printf(ROW "%.4f  (static %.4f, peak %.4f)\n", "metadata bytes per slot",
+	       m.metadata_per_slot, m.metadata_static_per_slot, m.metadata_peak_per_slot);
 	print_lock_table(res, &m);
 	print_counters(res);
 	fflush(stdout);
@@ -372,6 +379,8 @@ static void json_metrics(struct cli_json *j, const struct bench_alloc_opts *opts
 	cli_json_double(j, "shared_lock_acq_per_1k", m->shared_per_1k);
 	cli_json_double(j, "cluster_lock_acq_per_1k", m->lock_per_1k[USWAP_LOCK_CLUSTER]);
 	cli_json_double(j, "metadata_bytes_per_slot", m->metadata_per_slot);
+	cli_json_double(j, "metadata_static_bytes_per_slot", m->metadata_static_per_slot);
+	cli_json_double(j, "metadata_peak_bytes_per_slot", m->metadata_peak_per_slot);
 }
 
 static void json_counts(struct cli_json *j, const struct bench_alloc_result *res)

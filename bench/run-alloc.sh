@@ -43,6 +43,8 @@ def fmt(key, nd=1):
 print("  " + fmt("ns_per_op"), "|", fmt("ops_per_sec", 0))
 print("  " + fmt("shared_lock_acq_per_1k", 3), "|", fmt("balance_max_min", 4),
       "|", fmt("metadata_bytes_per_slot", 3))
+print("  " + fmt("metadata_static_bytes_per_slot", 4), "|",
+      fmt("metadata_peak_bytes_per_slot", 4))
 fb = {}
 for r in runs:
     for o, p in r["fallback_pct"].items():

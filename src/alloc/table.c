@@ -381,20 +381,26 @@ int put_range(struct swap_device *si, struct swap_cluster_info *ci,
 	unsigned int freed = 0;
 	uint64_t *ent;
 
-	for (uint32_t i = base; i < base + nr; i++) {
-		if (!slot_in_use(ci, i))
-			return -ENOENT;
-		if (cache ? !slot_has_cache(ci, i) : !slot_count(ci, i))
-			return -ENOENT;
-	}
+	if (!ci->table)
+		return -ENOENT; /* every slot is free */
 	ent = ci->table->ent;
-	for (uint32_t i = base; i < base + nr; i++) {
-		if (cache)
+	if (cache) {
+		/* In use and pinned is one test: the pin, and not BAD. */
+		for (uint32_t i = base; i < base + nr; i++)
+			if ((ent[i] & (ENT_BAD | ENT_HAS_CACHE)) != ENT_HAS_CACHE)
+				return -ENOENT;
+		for (uint32_t i = base; i < base + nr; i++) {
 			ent[i] &= ~ENT_HAS_CACHE;
-		else
+			freed += ent[i] == 0;
+		}
+	} else {
+		for (uint32_t i = base; i < base + nr; i++)
+			if (!slot_in_use(ci, i) || !slot_count(ci, i))
+				return -ENOENT;
+		for (uint32_t i = base; i < base + nr; i++) {
 			slot_set_count(si, ci, i, slot_count(ci, i) - 1);
-		if (ent[i] == 0)
-			freed++;
+			freed += ent[i] == 0;
+		}
 	}
 	if (freed && unlikely(atomic_load_explicit(&si->owner->tracer, memory_order_relaxed)))
 		trace_freed(si, ci, off, nr);
