@@ -122,7 +122,8 @@ enum uswap_lock_class {
 	USWAP_LOCK_DEVICE,  /* si->lock: a device's cluster lists; with
 			       USWAP_LOCKING_DEVICE also the device lock held
 			       across a whole allocation (and each free) */
-	USWAP_LOCK_CLUSTER, /* ci->lock: one cluster and its swap_map bytes */
+	USWAP_LOCK_CLUSTER, /* ci->lock: one cluster, its swap table and side
+			       table */
 	USWAP_LOCK_PERCPU,  /* the per-CPU lock (local_lock role) */
 	USWAP_LOCK_GLOBAL,  /* the instance's swapon/swapoff lock, and the
 			       global device list lock (swap_avail_lock) of
@@ -135,7 +136,7 @@ struct uswap_lock_stats {
 	uint64_t contended; /* acquisitions that found the lock held */
 };
 
-#define USWAP_STATS_VERSION 2 /* 2: list_scan_steps and after */
+#define USWAP_STATS_VERSION 3 /* 2: list_scan_steps and after; 3: table_refills and after */
 
 /* Counters are per CPU, summed on read. A count updated by two threads
  * sharing a CPU index at the same instant can lose an increment. */
@@ -224,9 +225,10 @@ struct uswap_device_info {
 	uint32_t frag_clusters;   /* on frag[*] */
 	uint32_t full_clusters;   /* on the full list */
 	uint32_t percpu_clusters; /* held as some CPU's current cluster */
-	uint64_t metadata_bytes;  /* cluster descriptors + lists + per-CPU
-				     cursors + swap tables (attached and
-				     pooled) + count side tables */
+	uint64_t metadata_bytes;  /* device descriptor (with its lists) +
+				     cluster descriptors + per-CPU cursors +
+				     swap tables (attached and pooled) +
+				     count side tables */
 	int node;                 /* emulated NUMA node (swapon args) */
 	uint32_t discard_clusters;/* emptied, waiting for a discard */
 	uint64_t write_errors;    /* writes to this device that failed */
@@ -260,8 +262,9 @@ USWAP_API int uswap_swaps(struct uswap *u, FILE *out);
 
 /*
  * uswap_check() - full consistency check of every device (debug aid and
- * test oracle): list membership matches flags, cluster counts match the
- * swap_map, inuse matches the sum. Expensive: O(slots).
+ * test oracle): list membership matches flags, cluster counts match their
+ * swap table entries, a cluster has a table exactly while it holds slots,
+ * inuse matches the sum. Expensive: O(slots).
  * Context: no allocation or free may run concurrently.
  * Return: 0, or -EUCLEAN with a description written to stderr.
  */

@@ -25,13 +25,17 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------------
- * Allocation and the swap_map
+ * Allocation and the swap table
  *
- * Slot states (one byte each, as the kernel's swap_map): free; a reference
- * count 1..USWAP_COUNT_MAX (counts past 62 live in a per-cluster side
- * table); the HAS_CACHE pin held by the swap cache while a folio for the
- * slot is in memory; BAD. A slot is free again when both its count and its
- * HAS_CACHE pin are gone.
+ * Slot states (one 64-bit entry each in the cluster's swap table, as the
+ * kernel's swap table once swap_map was removed): free (entry 0); a
+ * reference count 1..USWAP_COUNT_MAX (bits 48..61; counts past 16382 live
+ * in a per-cluster side table); the HAS_CACHE pin (bit 63) held by the
+ * swap cache while a folio for the slot is in memory; BAD (bit 62); the
+ * swap cache's folio (bits 0..47). A slot is free again when both its
+ * count and its HAS_CACHE pin are gone. A cluster has its table (4 KiB)
+ * only while it holds slots: taken from the device's pool, which is
+ * refilled with no lock held, and given back when its count drops to 0.
  * ---------------------------------------------------------------------- */
 
 /*
@@ -49,13 +53,18 @@ extern "C" {
  * device's priority. A device in a write pause (see uswap_swap_out()) is
  * passed over while a device of any priority has room, and used when
  * none has.
+ * A cluster taking its first slot gets a swap table from the device's
+ * pool; a dry pool is refilled with the per-CPU lock dropped and the walk
+ * redone (table_refills).
  * @order: 0..9.
  * @entry: receives the first slot's entry.
  * Return: 0; -E2BIG (order > 0 and no device of the serving priority has a
  * free aligned run: split the folio; swpout_fallback[order] was counted);
- * -ENOSPC (no device has a free slot); -EINVAL (order > 9).
+ * -ENOSPC (no device has a free slot); -ENOMEM (no swap table could be
+ * allocated: nothing changed; table_refill_fail was counted); -EINVAL
+ * (order > 9).
  * Context: any thread; takes the per-CPU lock, then cluster locks, then
- * briefly a device list lock.
+ * briefly a device list lock; allocates tables with no lock held.
  */
 USWAP_API int uswap_alloc(struct uswap *u, unsigned int order, uswap_entry_t *entry);
 
@@ -73,12 +82,16 @@ USWAP_API int uswap_put_folio(struct uswap *u, uswap_entry_t entry, unsigned int
 
 /*
  * uswap_dup() - add one reference to an in-use slot (swap_duplicate()).
- * Counts past 62 move to a per-cluster side table (count continuation's
- * role; the newest kernel's extend_table), allocated on first need.
+ * Counts past 16382 (the most a table entry holds) move to a
+ * per-cluster side table of 16-bit counts (count continuation's
+ * role; the newest kernel's extend_table), which uswap_dup() allocates
+ * outside the cluster lock on first need; the cluster frees it when its
+ * last such count drops back.
  * Return: 0; -EINVAL (bad entry); -ENOENT (slot free or BAD);
- * -EOVERFLOW (count already USWAP_COUNT_MAX; unchanged); -ENOMEM (the side
- * table could not be allocated; unchanged).
- * Context: any thread; takes one cluster lock.
+ * -EOVERFLOW (count already USWAP_COUNT_MAX; unchanged); -ENOMEM (the count
+ * would pass 16382 and the side table could not be allocated; unchanged).
+ * Context: any thread; takes one cluster lock (again after allocating a
+ * side table).
  */
 USWAP_API int uswap_dup(struct uswap *u, uswap_entry_t entry);
 

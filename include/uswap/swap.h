@@ -174,7 +174,9 @@ USWAP_API int uswap_mirror_replace(struct uswap *u, int type, const char *spec,
  * @pages: 2^order * USWAP_PAGE_SIZE bytes; read only, not kept.
  * Return: 0 with *@entry; -E2BIG (split the folio); -ENOSPC; -EIO (a
  * write failed and no other device could take the folio, or every retry
- * failed: the caller still has its pages); -EINVAL; -ENOMEM.
+ * failed: the caller still has its pages); -EINVAL; -ENOMEM (no memory
+ * for the cached copy or for the cluster's swap table: nothing stored, the
+ * caller still has its pages).
  * Context: any thread; sleeps on the device's I/O.
  */
 USWAP_API int uswap_swap_out(struct uswap *u, const void *pages, unsigned int order,

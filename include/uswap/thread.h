@@ -42,9 +42,11 @@ enum uswap_probe_step {
 	USWAP_STEP_LIST,    /* one cluster looked at on a cluster-list walk
 			       (the list_scan_steps counter) */
 	USWAP_STEP_MOVE,    /* one cluster moved between lists (cluster_moves) */
-	USWAP_STEP_MAP,     /* one 64-slot cache line of swap_map scanned for
-			       a free run inside a cluster */
-	USWAP_STEP_SLOT,    /* one slot's swap_map byte taken or given back */
+	USWAP_STEP_MAP,     /* 64 slots of a cluster's swap table scanned for
+			       a free run (the unit of one cache line of the
+			       kernel's former swap_map; 8 lines of table) */
+	USWAP_STEP_SLOT,    /* one slot's swap table entry taken or given
+			       back */
 	USWAP_STEP_DISCARD, /* one cluster discarded (discards) */
 	USWAP_STEP_MAX
 };

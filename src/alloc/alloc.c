@@ -562,6 +562,10 @@ static __cold int alloc_after_discard(struct alloc_ctx *ctx, unsigned int order,
 		if (tsi) {
 			stat_inc(&ctx->st->table_refills);
 			rc = table_pool_refill(tsi);
+			/* Refilled 64 times and emptied by others each time:
+			 * give up rather than spin. */
+			if (round >= 64)
+				rc = -ENOMEM;
 		}
 		else if (sync)
 			sync_discard_all(ctx);

@@ -68,7 +68,7 @@
  *                  that spread the 64 MiB swap-cache address spaces,
  *                  <= 6.17). Seed 3 "before".
  *
- * lock (alloc.c: device_alloc_policy(), the slot cache; swap_map.c frees)
+ * lock (alloc.c: device_alloc_policy(), the slot cache; table.c frees)
  *   CLUSTER_FIRST  cluster lock first, the device list lock only to move
  *                  a cluster between lists (6.14+). Seed 1 "after".
  *   DEVICE         a device lock (si->alloc_lock, counted in

@@ -31,13 +31,20 @@
  * mark the next uswap_alloc() refills it before it walks. A walk takes at
  * most two tables (a LOCKING_DEVICE slot-cache fill), and at most one
  * walk runs per CPU, so a pool at its low mark does not run dry unless
- * more threads than CPUs passed the check together: then the walk stops,
+ * more threads than CPUs passed the check together, or the device is
+ * small enough that the pool is capped at 1/32 of its clusters (so the
+ * pool never costs more than 0.25 byte per slot): then the walk stops,
  * refills and walks again (alloc.c). */
 uint32_t table_pool_target(const struct swap_device *si)
 {
 	uint32_t n = 2 * si->nr_cpus + 4;
+	uint32_t cap = si->nr_clusters / 32;
 
-	return n < 64 ? n : 64;
+	if (n > 64)
+		n = 64;
+	if (cap < 4)
+		cap = 4;
+	return n < cap ? n : cap;
 }
 
 static uint32_t pool_low(const struct swap_device *si)
@@ -45,11 +52,28 @@ static uint32_t pool_low(const struct swap_device *si)
 	return table_pool_target(si) / 2;
 }
 
+/* The pool's lock stands in for the kernel's slab allocator, which the
+ * lab does not model: it is not reported to the probe (util/probe.h), so
+ * the lab's virtual times do not move with the pool's refills. */
+static void pool_lock(struct swap_device *si)
+{
+	stat_inc(&si->table_lstat.acquired);
+	if (likely(!atomic_exchange_explicit(&si->table_lock.locked, 1, memory_order_acquire)))
+		return;
+	stat_inc(&si->table_lstat.contended);
+	spin_lock_wait(&si->table_lock);
+}
+
+static void pool_unlock(struct swap_device *si)
+{
+	atomic_store_explicit(&si->table_lock.locked, 0, memory_order_release);
+}
+
 static struct swap_table *pool_pop(struct swap_device *si)
 {
 	struct swap_table *t;
 
-	spin_lock(&si->table_lock, &si->table_lstat);
+	pool_lock(si);
 	t = si->table_pool;
 	if (t) {
 		memcpy(&si->table_pool, &t->ent[0], sizeof(t));
@@ -60,46 +84,52 @@ static struct swap_table *pool_pop(struct swap_device *si)
 	if (si->table_pool_nr < pool_low(si))
 		atomic_fetch_or_explicit(&si->owner->tables_low, UINT32_C(1) << si->type,
 					 memory_order_relaxed);
-	spin_unlock(&si->table_lock);
+	pool_unlock(si);
 	return t;
 }
 
 /* Context: any; @t all zero. */
 static void pool_push(struct swap_device *si, struct swap_table *t)
 {
-	spin_lock(&si->table_lock, &si->table_lstat);
+	pool_lock(si);
 	memcpy(&t->ent[0], &si->table_pool, sizeof(t));
 	si->table_pool = t;
 	atomic_store_explicit(&si->table_pool_nr, si->table_pool_nr + 1,
 			      memory_order_relaxed);
-	spin_unlock(&si->table_lock);
+	pool_unlock(si);
 }
 
 /*
  * table_pool_refill() - fill @si's pool up to its target.
- * Return: 0 (the pool holds a table), -ENOMEM (it holds none and none
- * could be allocated). Context: no lock held.
+ * Return: 0, or -ENOMEM (an allocation failed and the pool is empty; a
+ * pool that other CPUs emptied again after a good refill is not that).
+ * Context: no lock held.
  */
 int table_pool_refill(struct swap_device *si)
 {
 	uint32_t target = table_pool_target(si);
+	bool failed = false;
 
 	while (atomic_load_explicit(&si->table_pool_nr, memory_order_relaxed) < target) {
 		struct swap_table *t = NULL;
 		bool fail;
 
-		spin_lock(&si->table_lock, &si->table_lstat);
+		pool_lock(si);
 		fail = si->table_fail > 0;
 		if (fail)
 			si->table_fail--;
-		spin_unlock(&si->table_lock);
+		pool_unlock(si);
 		if (!fail)
 			t = calloc(1, sizeof(*t));
-		if (!t)
+		if (!t) {
+			failed = true;
 			break;
+		}
 		pool_push(si, t);
 	}
-	return atomic_load_explicit(&si->table_pool_nr, memory_order_relaxed) ? 0 : -ENOMEM;
+	if (failed && !atomic_load_explicit(&si->table_pool_nr, memory_order_relaxed))
+		return -ENOMEM;
+	return 0;
 }
 
 /*
@@ -150,9 +180,9 @@ void table_pool_fail_refills(struct swap_device *si, uint32_t n)
 {
 	struct swap_table *t;
 
-	spin_lock(&si->table_lock, &si->table_lstat);
+	pool_lock(si);
 	si->table_fail = n;
-	spin_unlock(&si->table_lock);
+	pool_unlock(si);
 	while ((t = pool_pop(si)))
 		free(t);
 }

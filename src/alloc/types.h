@@ -121,8 +121,9 @@ struct swap_cluster_info {
 	struct swap_table *table; /* NULL while every slot is free (but the
 				 header and padding): taken from the
 				 device's pool when a slot is allocated,
-				 given back when the count drops to 0;
-				 lock (pointer read unlocked by stats) */
+				 given back when the count drops to 0
+				 (the header's and padding's cluster
+				 keeps it once it has one); lock */
 };
 
 /*

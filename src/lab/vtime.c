@@ -37,8 +37,8 @@
 	X(handover_lines, "lines a lock brings when another CPU held it last") \
 	X(list_step, "one cluster looked at on a list walk")                 \
 	X(list_move, "one cluster moved between lists")                      \
-	X(map_line, "one 64-slot cache line of swap_map scanned")            \
-	X(slot, "one slot's swap_map byte taken or given back")              \
+	X(map_line, "64 slots of a cluster's swap table scanned")            \
+	X(slot, "one slot's swap table entry taken or given back")           \
 	X(discard, "one cluster discarded")                                  \
 	X(alloc, "the fixed part of one uswap_alloc() call")                 \
 	X(free, "the fixed part of one free call")                           \
@@ -57,7 +57,8 @@ void lab_cost_default(struct lab_cost *c)
 	 * 20 + 10 ns of fixed work. `uswap bench io` on zram: raw lz4 545
 	 * MB/s (7.5 us per 4 KiB page), zram swap-in 2.7 GB/s (1.5 us).
 	 * A list step or move touches descriptors other CPUs wrote: one
-	 * and two lines. Not measured: map_line (a 64-byte memchr), slot,
+	 * and two lines. Not measured: map_line (64 slots scanned: a 64-byte
+	 * memchr over the kernel's old swap_map, 512 bytes of swap table here), slot,
 	 * discard (a ram device's is a memset of the cluster). */
 	*c = (struct lab_cost){
 		.lock = 6, .line = 36, .handover_lines = 3.8, .list_step = 36,
