@@ -415,13 +415,25 @@ int put_range(struct swap_device *si, struct swap_cluster_info *ci,
 		return -ENOENT; /* every slot is free */
 	ent = ci->table->ent;
 	if (cache) {
-		/* In use and pinned is one test: the pin, and not BAD. */
-		for (uint32_t i = base; i < base + nr; i++)
-			if ((ent[i] & (ENT_BAD | ENT_HAS_CACHE)) != ENT_HAS_CACHE)
-				return -ENOENT;
+		uint64_t bad = 0, rest = 0;
+
+		/* In use and pinned is one test: the pin, and not BAD. OR-ed
+		 * over the run without a branch, so a large folio's check is
+		 * vectorised; @rest says whether any slot keeps anything. */
 		for (uint32_t i = base; i < base + nr; i++) {
-			ent[i] &= ~ENT_HAS_CACHE;
-			freed += ent[i] == 0;
+			bad |= (ent[i] & (ENT_BAD | ENT_HAS_CACHE)) ^ ENT_HAS_CACHE;
+			rest |= ent[i] & ~ENT_HAS_CACHE;
+		}
+		if (bad)
+			return -ENOENT;
+		if (!rest) { /* pins only: the whole run is free */
+			memset(ent + base, 0, nr * sizeof(*ent));
+			freed = nr;
+		} else {
+			for (uint32_t i = base; i < base + nr; i++) {
+				ent[i] &= ~ENT_HAS_CACHE;
+				freed += ent[i] == 0;
+			}
 		}
 	} else {
 		for (uint32_t i = base; i < base + nr; i++)
