@@ -566,11 +566,11 @@ static __cold int alloc_after_discard(struct alloc_ctx *ctx, unsigned int order,
 			 * give up rather than spin. */
 			if (round >= 64)
 				rc = -ENOMEM;
-		}
-		else if (sync)
+		} else if (sync) {
 			sync_discard_all(ctx);
-		else
+		} else {
 			device_discard(si, 1, ctx->st);
+		}
 		spin_lock(&ctx->pc->lock, lock_stat_of(ctx->st, USWAP_LOCK_PERCPU));
 		if (rc == -ENOMEM) {
 			stat_inc(&ctx->st->table_refill_fail);

@@ -185,11 +185,6 @@ static bool range_is_free(const uint64_t *ent, unsigned int nr)
 	return !any;
 }
 
-/* First free naturally aligned run of @nr slots starting in [from, to)
- * (offsets in the cluster), or -1. @from is aligned to @nr; runs never
- * cross the cluster end. The lab is charged per 64 slots scanned, the
- * unit it has always counted (one swap_map cache line), so its virtual
- * times do not move with the entry's size. */
 /* First zero entry in [from, to), or @to. This reads 8 bytes a slot
  * where memchr() read swap_map's one: the price of the table (see
  * docs/benchmarks.md, "The swap table"). */
@@ -202,6 +197,11 @@ static uint32_t find_free_slot(const uint64_t *ent, uint32_t from, uint32_t to)
 	return off;
 }
 
+/* First free naturally aligned run of @nr slots starting in [from, to)
+ * (offsets in the cluster), or -1. @from is aligned to @nr; runs never
+ * cross the cluster end. The lab is charged per 64 slots scanned, the
+ * unit it has always counted (one swap_map cache line), so its virtual
+ * times do not move with the entry's size. */
 static int find_free_run(const uint64_t *ent, uint32_t from, uint32_t to,
 			 unsigned int nr)
 {
