@@ -139,6 +139,7 @@ void stress_swap_join(struct stress *s);
 void stress_swap_on_swapon(struct stress *s, int type, uint64_t nr_slots);
 void stress_swap_on_swapoff(struct stress *s, int type);
 void stress_swap_checkpoint(struct stress *s);
+bool stress_swap_keep_on(const struct stress *s, const struct stress_devset *ds, unsigned int i);
 void stress_swap_drain(struct stress *s);
 void stress_swap_free(struct stress *s);
 

@@ -265,7 +265,9 @@ void *stress_churn_main(void *arg)
 		unsigned int i = (unsigned int)((rng >> 17) % ds->nr);
 
 		pthread_rwlock_wrlock(&s->quiesce);
-		if (ds->dev[i].type >= 0) {
+		if (stress_swap_keep_on(s, ds, i)) {
+			/* the flip-byte mutation's target: on until it flipped */
+		} else if (ds->dev[i].type >= 0) {
 			int rc = stress_dev_swapoff(s, ds, i);
 
 			if (rc && rc != -EBUSY && rc != -ENOMEM)

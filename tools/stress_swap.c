@@ -632,6 +632,18 @@ static void flip_one_byte(struct stress *s)
 	}
 }
 
+/* stress_swap_keep_on() - must the churn leave device @i of @ds on? While
+ * the flip-byte mutation has not flipped, the swap path's clean swap file
+ * stays on: it is the only device flip_one_byte() can corrupt, and a seed
+ * that swapped it off for the whole run made the mutation a no-op. */
+bool stress_swap_keep_on(const struct stress *s, const struct stress_devset *ds, unsigned int i)
+{
+	const struct stress_dev *d = &ds->dev[i];
+
+	return s->o->mutate == STRESS_MUTATE_FLIP_BYTE && s->swap && !s->swap->flipped &&
+	       ds == &s->sets[0] && !d->faulty && d->path[0];
+}
+
 /* stress_swap_checkpoint() - the oracle: uswap_check() and every slot's
  * count against the model. Context: quiesced. */
 void stress_swap_checkpoint(struct stress *s)
