@@ -7,6 +7,9 @@
 #ifndef USWAP_PAGER_H
 #define USWAP_PAGER_H
 
+#include <sys/types.h>
+#include <sys/uio.h>
+
 #include <uswap/alloc.h>
 
 #ifdef __cplusplus
@@ -97,6 +100,60 @@ struct uswap_pager; /* one userfaultfd, handler threads, limit, clock */
  */
 typedef void (*uswap_pager_error_fn)(void *ctx, void *addr, int err);
 
+/* ------------------------------------------------------------------------
+ * Serving another process (issue 23's daemon, docs/design.md): a pager
+ * whose regions are another process's memory. That process opens the
+ * userfaultfd (uswap_pager_target_open(): the feature handshake and the
+ * probe must run in the mm they are for) and passes it over a unix socket
+ * (SCM_RIGHTS); the pager registers the process's ranges through it
+ * (uswap_region_adopt() with target addresses), serves its faults with
+ * UFFDIO_COPY, write-protects its victims, reads them with
+ * process_vm_readv() and writes them to the serving process's devices:
+ * the swap path, its swap cache and its device pools (the zram pool) are
+ * the server's memory, never the target's. Unmapping is the one thing no
+ * system call does to another process (process_madvise(MADV_DONTNEED) is
+ * EINVAL): the pager asks the process through @zap, once per reclaim pass
+ * with every range of the pass.
+ * ---------------------------------------------------------------------- */
+
+/* uswap_pager_target.caps: what the userfaultfd offers */
+#define USWAP_PAGER_CAP_USER_MODE_ONLY 0x1 /* opened UFFD_USER_MODE_ONLY */
+#define USWAP_PAGER_CAP_POISON         0x2 /* UFFDIO_POISON usable */
+#define USWAP_PAGER_CAP_MOVE           0x4 /* UFFDIO_MOVE offered (not used
+					      for a target: see docs/pager.md) */
+
+/*
+ * uswap_pager_zap_fn - unmap (MADV_DONTNEED) the @n ranges @r[i] in the
+ * target process, and return once that is done. Called by reclaim and
+ * discard with pager state held busy, from pager threads or the thread of
+ * uswap_region_discard(); may block (a round trip to the process), must
+ * not call into the pager. Return: 0, or -errno (-ESRCH/-EPIPE: the
+ * process is gone, its memory with it; reclaim then goes on as if done).
+ */
+typedef int (*uswap_pager_zap_fn)(void *arg, const struct iovec *r, unsigned int n);
+
+struct uswap_pager_target {
+	int uffd;               /* from uswap_pager_target_open() in the
+				   process; the pager keeps a dup() of its
+				   own, the caller closes this one */
+	pid_t pid;              /* the process (process_vm_readv(), its
+				   /proc/PID/pagemap): needs ptrace read
+				   access to it (its parent, or root) */
+	unsigned int caps;      /* USWAP_PAGER_CAP_*, as the open returned */
+	uswap_pager_zap_fn zap; /* required */
+	void *zap_arg;
+};
+
+/*
+ * uswap_pager_target_open() - in the process to be served: open a
+ * userfaultfd as uswap_pager_create() would (@flags: USWAP_PAGER_KERNEL_FAULTS,
+ * USWAP_PAGER_NO_POISON; others are ignored) and say in *@caps what it
+ * offers. The caller passes the descriptor and @caps to the server.
+ * Return: the descriptor (O_CLOEXEC, O_NONBLOCK), or -EPERM/-ENOSYS as
+ * uswap_pager_create(). Thread-safety: any thread.
+ */
+USWAP_API int uswap_pager_target_open(unsigned int flags, unsigned int *caps);
+
 struct uswap_pager_config {
 	uint64_t limit_bytes;      /* resident bytes of all regions together
 				      (rounded down to whole folios); at least
@@ -135,6 +192,13 @@ struct uswap_pager_config {
 				      it (NULL: limit_bytes is this pager's
 				      own). limit_bytes must still pass the
 				      checks above. Appended in 0.1. */
+	const struct uswap_pager_target *target; /* NULL: regions are this
+				      process's memory; else another
+				      process's (above), and the pager is not
+				      @u's swapoff owner, so several target
+				      pagers can share one instance (a swapoff
+				      of a device holding their slots is
+				      -EBUSY). Copied. Appended in 0.1. */
 };
 
 #define USWAP_PAGER_SPIN_DEFAULT 50 /* us; see docs/pager.md */
@@ -197,13 +261,15 @@ USWAP_API int uswap_pager_group_stats(const void *mem, struct uswap_pager_group_
 
 /*
  * uswap_pager_create() - open a userfaultfd, start the handler threads and
- * become @u's swapoff owner.
+ * become @u's swapoff owner; or, with @cfg->target, take the target's
+ * userfaultfd and serve that process (no swapoff owner then).
  * @u: the swap instance; must outlive the pager; its devices may come and
  *     go while the pager runs.
  * @cfg: settings (copied); NULL is not allowed (the limit has no default).
  * @out: receives the pager; free it with uswap_pager_destroy().
  * Return: 0; -EINVAL (bad order, limit too small for the handler count,
- * unknown flag, @cfg->group not an initialised group); -EUSERS (the
+ * unknown flag, @cfg->group not an initialised group, a target without
+ * a descriptor, pid or zap function); -EUSERS (the
  * group has no free member slot); -EPERM (userfaultfd not permitted: see the section
  * comment for the three ways to allow it); -ENOSYS (no userfaultfd, or no
  * write-protect support for anonymous memory); -ENOMEM; -EAGAIN (threads).
@@ -251,7 +317,7 @@ USWAP_API void uswap_pager_release(struct uswap_pager *p);
  * uswap_pager_fork_parent(), a fault on a region waits, the caller's own
  * included: call it last before fork() (the first pthread_atfork()
  * handler registered runs last).
- * Return: 0; -EINVAL (@p NULL).
+ * Return: 0; -EINVAL (@p NULL, or it serves a target).
  * Thread-safety: the thread that forks.
  */
 USWAP_API int uswap_pager_fork_prepare(struct uswap_pager *p);
@@ -297,7 +363,8 @@ USWAP_API void uswap_pager_forget(struct uswap_pager *p);
  * @size: bytes, rounded up to whole folios.
  * @addr: receives the address, aligned to the folio size. The pager owns
  *        the mapping: do not munmap, mremap, mprotect or madvise it.
- * Return: 0; -EINVAL (@size 0 or @addr NULL); -ENOMEM.
+ * Return: 0; -EINVAL (@size 0 or @addr NULL); -ENOMEM; -EOPNOTSUPP (@p
+ * serves a target: its memory is the target's to map).
  * Thread-safety: any thread; waits for faults in flight on other regions
  * to finish.
  */
@@ -327,9 +394,12 @@ USWAP_API int uswap_region_destroy(struct uswap_pager *p, void *addr);
  * when touched. The charge may pass the limit: background reclaim (or the
  * next fault) evicts back under it. On success the pager owns the mapping
  * (uswap_region_create()'s rules apply; destroy unmaps it); on failure it
- * is left as it was.
+ * is left as it was. With a target (uswap_pager_config.target), @addr is
+ * the target process's; presence is read from its /proc/PID/pagemap (a
+ * page it swapped out counts), and destroy leaves the mapping to it.
  * Return: 0; -EINVAL (bad alignment or size, or memory userfaultfd cannot
- * take); -EBUSY (it meets a region of @p); -ENOMEM.
+ * take); -EBUSY (it meets a region of @p); -ENOMEM; -ESRCH (the target is
+ * gone).
  * Thread-safety: any thread; waits for faults in flight on other regions.
  * Other threads may touch the memory meanwhile: their faults wait for the
  * region.

@@ -48,9 +48,10 @@ static void discard_run(struct uswap_pager *p, struct pager_region *r, size_t fi
 		mapped |= st == PF_RESIDENT || st == PF_CLEAN || st == PF_POISONED;
 	}
 	if (mapped) {
-		int err = madvise(folio_addr(r, first), n * p->folio_bytes, MADV_DONTNEED);
+		struct iovec range = { folio_addr(r, first), n * p->folio_bytes };
+		int err = mm_zap(p, &range, 1);
 
-		WARN_ONCE(err, "pager: discard: madvise(MADV_DONTNEED) failed");
+		WARN_ONCE(err, "pager: discard: unmapping failed (%d)", err);
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		unsigned int st = pf_state(was[i]);

@@ -30,7 +30,7 @@
 
 USWAP_API int uswap_pager_fork_prepare(struct uswap_pager *p)
 {
-	if (!p)
+	if (!p || p->remote) /* a target forks on its own: not this process */
 		return -EINVAL;
 	atomic_fetch_add_explicit(&p->hold, 1, memory_order_acq_rel);
 	pthread_rwlock_wrlock(&p->lock);

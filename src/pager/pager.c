@@ -263,6 +263,7 @@ static int config_apply(struct uswap_pager *p, const struct uswap_pager_config *
 static void pager_free(struct uswap_pager *p)
 {
 	stage_fini(p);
+	target_close(p);
 	if (p->group) /* its folios are gone with it: their charge too */
 		group_leave(p->group, p->gslot);
 	if (p->uffd >= 0)
@@ -323,6 +324,7 @@ USWAP_API int uswap_pager_create(struct uswap *u, const struct uswap_pager_confi
 		return -ENOMEM;
 	p->uffd = -1;
 	p->stop_fd = -1;
+	p->pagemap = -1;
 	p->u = u;
 	/* Writers first: region create/destroy must not starve behind a
 	 * steady stream of faults. */
@@ -347,15 +349,19 @@ USWAP_API int uswap_pager_create(struct uswap *u, const struct uswap_pager_confi
 		pager_free(p);
 		return err;
 	}
-	p->uffd = uffd_open(cfg->flags, &info);
-	if (p->uffd < 0) {
-		err = p->uffd;
+	if (cfg->target) {
+		err = target_open(p, cfg->target);
+	} else {
+		p->uffd = uffd_open(cfg->flags, &info);
+		err = p->uffd < 0 ? p->uffd : 0;
+		p->user_mode_only = info.user_mode_only;
+		p->use_poison = info.poison;
+		p->has_move = info.move;
+	}
+	if (err) {
 		pager_free(p);
 		return err;
 	}
-	p->user_mode_only = info.user_mode_only;
-	p->use_poison = info.poison;
-	p->has_move = info.move;
 	p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (p->stop_fd < 0) {
 		pager_free(p);
@@ -373,7 +379,8 @@ USWAP_API int uswap_pager_create(struct uswap *u, const struct uswap_pager_confi
 		pager_free(p);
 		return err == -ENOMEM ? err : -EAGAIN;
 	}
-	uswap_set_unuse(u, pager_unuse, p);
+	if (!p->remote) /* one owner per instance; a target's pagers share it */
+		uswap_set_unuse(u, pager_unuse, p);
 	*out = p;
 	return 0;
 }
@@ -383,7 +390,8 @@ USWAP_API void uswap_pager_destroy(struct uswap_pager *p)
 	if (!p)
 		return;
 	region_destroy_all(p);
-	uswap_set_unuse(p->u, NULL, NULL);
+	if (!p->remote)
+		uswap_set_unuse(p->u, NULL, NULL);
 	atomic_store_explicit(&p->stopping, true, memory_order_release);
 	kswapd_stop(p);
 	handlers_stop(p);

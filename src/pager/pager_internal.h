@@ -67,6 +67,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include <uswap/uswap.h>
 
@@ -291,12 +292,19 @@ struct uswap_pager {
 	unsigned int unuse_miss;        /* ... and how many times in a row */
 
 	/* Move-out eviction's staging area (stage.c); NULL without
-	 * UFFDIO_MOVE: eviction write-protects, copies and zaps. */
+	 * UFFDIO_MOVE: eviction write-protects, copies and zaps. For a
+	 * target it is this process's memory that victims are read into
+	 * (p->remote), never registered. */
 	char *stage;
 	size_t stage_slot_bytes;        /* batch_folios folios */
 	unsigned int nr_stage;          /* slots */
 	_Atomic uint64_t stage_busy;    /* bit per slot held by a pass */
 	int stage_pagemap;              /* /proc/self/pagemap, or -1 */
+
+	/* A target (target.c): the regions are another process's memory. */
+	bool remote;
+	struct uswap_pager_target target;
+	int pagemap;                    /* the target's /proc/PID/pagemap */
 
 	void *zero;                     /* 1 + ra_folios folios of zeroes */
 	struct pager_rmap rmap;
@@ -494,6 +502,24 @@ long stage_move_out(struct uswap_pager *p, char *dst, char *src, size_t len, int
 /* Move @len staged bytes at @src back to the region at @dst (a copy if
  * the move fails). Return: 0 or the error (the data is lost then). */
 int stage_move_back(struct uswap_pager *p, char *dst, char *src, size_t len);
+
+/* ------------------------------------------------------------------------
+ * target.c: region memory, this process's or a target's
+ * ---------------------------------------------------------------------- */
+/* Take @t (pager_create): dup its descriptor, open its pagemap. Return: 0,
+ * -EINVAL (incomplete), -ESRCH (gone) or another -errno. */
+int target_open(struct uswap_pager *p, const struct uswap_pager_target *t);
+void target_close(struct uswap_pager *p);
+/* Copy @len bytes of the target's memory at @src to @dst. Return: 0 or
+ * -errno (-EFAULT: short). Context: p->remote. */
+int mm_read(struct uswap_pager *p, void *dst, const void *src, size_t len);
+/* Unmap the @n ranges @r (one request to a target). Return: 0 or -errno;
+ * a target that is gone is 0. */
+int mm_zap(struct uswap_pager *p, const struct iovec *r, unsigned int n);
+/* mincore()'s answer for [@addr, @addr + @len): vec[i] & 1 when page i is
+ * mapped (or, for a target, swapped out by the kernel). Return: 0 or
+ * -errno (-ESRCH: the target is gone). */
+int mm_present(struct uswap_pager *p, void *addr, size_t len, unsigned char *vec);
 
 /* ------------------------------------------------------------------------
  * unuse.c: swapoff of a device under live regions

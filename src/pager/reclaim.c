@@ -567,12 +567,49 @@ static int run_move(struct uswap_pager *p, struct victim *v, unsigned int n)
 	return 0;
 }
 
-static int run_zap(struct uswap_pager *p, struct victim *v, unsigned int n)
+/* A target's run of protected victims, copied into their stage places
+ * (mm_read()): what the swap-out writes and mark_zero() reads. A run that
+ * cannot be read is kept. */
+static int run_fetch(struct uswap_pager *p, struct victim *v, unsigned int n)
 {
-	int err = madvise(folio_addr(v->r, v->idx), n * p->folio_bytes, MADV_DONTNEED);
+	int err = mm_read(p, v->stage, folio_addr(v->r, v->idx), n * p->folio_bytes);
 
-	WARN_ONCE(err, "pager: madvise(MADV_DONTNEED) failed");
-	return 0;
+	for (unsigned int i = 0; i < n; i++) {
+		if (err)
+			v[i].keep = true;
+		else
+			v[i].data = v[i].stage;
+	}
+	return err;
+}
+
+static bool needs_fetch(const struct victim *v)
+{
+	return is_dirty(v) && v->wp && v->stage;
+}
+
+/* Unmap every victim that leaves and is still mapped, one range per run,
+ * in one mm_zap(): a single round trip to a target per pass. */
+static void zap_victims(struct uswap_pager *p, struct victim *v, unsigned int n)
+{
+	struct iovec r[RECLAIM_MAX_BATCH];
+	unsigned int k = 0;
+	int err;
+
+	for (unsigned int i = 0; i < n;) {
+		unsigned int j = i + 1;
+
+		if (!needs_zap(&v[i])) {
+			i++;
+			continue;
+		}
+		while (j < n && needs_zap(&v[j]) && v[j].r == v[i].r && v[j].idx == v[j - 1].idx + 1)
+			j++;
+		r[k++] = (struct iovec){ folio_addr(v[i].r, v[i].idx), (j - i) * p->folio_bytes };
+		i = j;
+	}
+	err = mm_zap(p, r, k);
+	WARN_ONCE(err, "pager: unmapping victims failed (%d)", err);
 }
 
 static int run_wake(struct uswap_pager *p, struct victim *v, unsigned int n)
@@ -723,9 +760,12 @@ static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
 		for (unsigned int i = 0; i < n; i++)
 			if (is_dirty(&v[i]))
 				v[i].stage = stage + (size_t)i * p->folio_bytes;
-		for_each_run(p, v, n, can_move, run_move);
+		if (!p->remote)
+			for_each_run(p, v, n, can_move, run_move);
 	}
 	for_each_run(p, v, n, needs_protect, run_protect);
+	if (p->remote)
+		for_each_run(p, v, n, needs_fetch, run_fetch);
 	mark_zero(p, v, n);
 	if (!swap_err)
 		swap_err = evict_write(p, v, n);
@@ -739,7 +779,7 @@ static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
 		if (v[i].keep)
 			victim_keep(p, &v[i], v[i].written);
 	}
-	for_each_run(p, v, n, needs_zap, run_zap);
+	zap_victims(p, v, n);
 	for (unsigned int i = 0; i < n; i++) {
 		if (v[i].keep)
 			continue;

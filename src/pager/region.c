@@ -164,6 +164,8 @@ USWAP_API int uswap_region_create(struct uswap_pager *p, size_t size, void **add
 
 	if (!p || !addr || !size || size > ((size_t)1 << 44))
 		return -EINVAL;
+	if (p->remote)
+		return -EOPNOTSUPP;
 	size = (size + p->folio_bytes - 1) / p->folio_bytes * p->folio_bytes;
 	r = region_alloc(p, size);
 	if (!r)
@@ -212,9 +214,11 @@ static long adopt_present(struct uswap_pager *p, struct pager_region *r)
 	for (size_t first = 0; first < r->nr_folios; first += 4096) {
 		size_t nf = r->nr_folios - first < 4096 ? r->nr_folios - first : 4096;
 
-		if (mincore(folio_addr(r, first), nf * p->folio_bytes, vec)) {
+		int rc = mm_present(p, folio_addr(r, first), nf * p->folio_bytes, vec);
+
+		if (rc) {
 			free(vec);
-			return -errno;
+			return rc;
 		}
 		for (size_t f = 0; f < nf; f++) {
 			const unsigned char *v = vec + f * p->nr;
@@ -256,7 +260,8 @@ USWAP_API int uswap_region_adopt(struct uswap_pager *p, void *addr, size_t size)
 	if (!r)
 		return -ENOMEM;
 	r->base = addr;
-	madvise(addr, size, MADV_NOHUGEPAGE);
+	if (!p->remote) /* a target's agent does it in its own process */
+		madvise(addr, size, MADV_NOHUGEPAGE);
 	/* Registered with the lock held: a fault from now on waits for the
 	 * region to be in the arrays (a handler that found no region would
 	 * leave its thread waiting forever). */
@@ -269,8 +274,10 @@ USWAP_API int uswap_region_adopt(struct uswap_pager *p, void *addr, size_t size)
 	}
 	charged = adopt_present(p, r);
 	if (charged >= 0 && (err = region_insert(p, r)) == 0) {
-		r->map = addr; /* the region owns the memory now */
-		r->map_len = size;
+		if (!p->remote) { /* the region owns the memory now */
+			r->map = addr;
+			r->map_len = size;
+		}
 		pager_charge_mapped(p, (uint64_t)charged);
 	}
 	pthread_rwlock_unlock(&p->lock);

@@ -64,7 +64,7 @@ int stage_init(struct uswap_pager *p)
 	int err;
 
 	p->stage_pagemap = -1;
-	if (!p->has_move || (p->cfg.flags & USWAP_PAGER_NO_MOVE))
+	if (!p->remote && (!p->has_move || (p->cfg.flags & USWAP_PAGER_NO_MOVE)))
 		return 0;
 	if (slots > STAGE_MAX_SLOTS)
 		slots = STAGE_MAX_SLOTS;
@@ -76,13 +76,16 @@ int stage_init(struct uswap_pager *p)
 		return -ENOMEM;
 	madvise(m, len, MADV_NOHUGEPAGE);
 	madvise(m, len, MADV_DONTFORK); /* a child has no eviction in flight */
+	p->stage = m;
+	p->nr_stage = slots;
+	if (p->remote) /* read into (mm_read()), in this process: kept mapped */
+		return 0;
 	err = uffd_register(p->uffd, m, len);
 	if (err) {
 		munmap(m, len);
+		p->stage = NULL;
 		return err;
 	}
-	p->stage = m;
-	p->nr_stage = slots;
 	/* Without it (no /proc), a failed move is believed as before. */
 	p->stage_pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	return 0;

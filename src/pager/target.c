@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+/*
+ * target.c - the memory a pager serves: its own process's, or another
+ * process's (uswap_pager_config.target, issue 23's daemon). Everything
+ * the pager does to region memory other than through the userfaultfd
+ * goes through here:
+ *
+ *  - mm_read(): a victim's contents, read after its write protection is
+ *    in place: a memcpy() in its own process is done by the swap path
+ *    straight from the region; a target's folios are copied into the
+ *    reclaim pass's stage slot with process_vm_readv() first;
+ *  - mm_zap(): unmap ranges: madvise(MADV_DONTNEED) here, the target's
+ *    zap function there (no system call unmaps another process's memory);
+ *  - mm_present(): which pages are mapped: mincore() here, the target's
+ *    /proc/PID/pagemap there.
+ *
+ * Every userfaultfd ioctl works on the mm the descriptor was opened in,
+ * from whichever process calls it, so the fault path needs nothing here.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "pager/pager_internal.h"
+
+USWAP_API int uswap_pager_target_open(unsigned int flags, unsigned int *caps)
+{
+	struct uffd_info info;
+	int fd = uffd_open(flags & (USWAP_PAGER_KERNEL_FAULTS | USWAP_PAGER_NO_POISON), &info);
+
+	if (fd >= 0 && caps)
+		*caps = (info.user_mode_only ? USWAP_PAGER_CAP_USER_MODE_ONLY : 0) |
+			(info.poison ? USWAP_PAGER_CAP_POISON : 0) |
+			(info.move ? USWAP_PAGER_CAP_MOVE : 0);
+	return fd;
+}
+
+int target_open(struct uswap_pager *p, const struct uswap_pager_target *t)
+{
+	char path[64];
+
+	if (t->uffd < 0 || t->pid <= 0 || !t->zap)
+		return -EINVAL;
+	p->target = *t;
+	p->cfg.target = &p->target;
+	p->remote = true;
+	p->uffd = fcntl(t->uffd, F_DUPFD_CLOEXEC, 3);
+	if (p->uffd < 0)
+		return errno == EBADF ? -EINVAL : -errno;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)t->pid);
+	p->pagemap = open(path, O_RDONLY | O_CLOEXEC);
+	if (p->pagemap < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	p->user_mode_only = t->caps & USWAP_PAGER_CAP_USER_MODE_ONLY;
+	p->use_poison = (t->caps & USWAP_PAGER_CAP_POISON) &&
+			!(p->cfg.flags & USWAP_PAGER_NO_POISON);
+	p->has_move = false; /* the stage would have to be the target's */
+	return 0;
+}
+
+void target_close(struct uswap_pager *p)
+{
+	if (p->pagemap >= 0)
+		close(p->pagemap);
+	p->pagemap = -1;
+}
+
+int mm_read(struct uswap_pager *p, void *dst, const void *src, size_t len)
+{
+	struct iovec local = { dst, len }, remote = { (void *)src, len };
+	ssize_t n = process_vm_readv(p->target.pid, &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+int mm_zap(struct uswap_pager *p, const struct iovec *r, unsigned int n)
+{
+	int err = 0;
+
+	if (!n)
+		return 0;
+	if (p->remote) {
+		err = p->target.zap(p->target.zap_arg, r, n);
+		/* Gone: so is its memory; nothing is left mapped to zap. */
+		return err == -ESRCH || err == -EPIPE ? 0 : err;
+	}
+	for (unsigned int i = 0; i < n && !err; i++)
+		if (madvise(r[i].iov_base, r[i].iov_len, MADV_DONTNEED))
+			err = -errno;
+	return err;
+}
+
+/* The pagemap entries' present (63) and swapped (62) bits. */
+#define PM_PRESENT_OR_SWAPPED (3ull << 62)
+
+int mm_present(struct uswap_pager *p, void *addr, size_t len, unsigned char *vec)
+{
+	size_t pages = len / USWAP_PAGE_SIZE;
+	uint64_t e[512];
+
+	if (!p->remote)
+		return mincore(addr, len, vec) ? -errno : 0;
+	for (size_t done = 0; done < pages;) {
+		size_t k = pages - done < 512 ? pages - done : 512;
+		off_t off = (off_t)(((uintptr_t)addr / USWAP_PAGE_SIZE + done) * sizeof(*e));
+		ssize_t got = pread(p->pagemap, e, k * sizeof(*e), off);
+
+		if (got < 0)
+			return errno == ESRCH ? -ESRCH : -errno;
+		if ((size_t)got != k * sizeof(*e))
+			return -ESRCH; /* the process exited: its mm is empty */
+		for (size_t i = 0; i < k; i++)
+			vec[done + i] = (e[i] & PM_PRESENT_OR_SWAPPED) != 0;
+		done += k;
+	}
+	return 0;
+}

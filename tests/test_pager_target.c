@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: a pager serving another process (uswap_pager_config.target,
+ * issue 23's daemon shape). The test forks target processes before it
+ * makes anything of its own; each opens its userfaultfd
+ * (uswap_pager_target_open()), maps 16 MiB and sends both over a unix
+ * socket, then writes and checks hashed data (little of it compresses)
+ * while a thread of its own answers the server's zap requests with
+ * madvise(MADV_DONTNEED). The test process holds the instance, the zram
+ * device and the pagers, and checks: every byte comes back in the target;
+ * the target's anonymous RSS stays within the 2 MiB limit plus a small
+ * bound while the data it swapped is 8x that (the pool is the server's);
+ * two targets share one instance and one charge group; a target killed
+ * with SIGKILL mid-run leaves no slot behind once its pager is destroyed;
+ * a target pager refuses what only its own memory allows.
+ *
+ * Needs userfaultfd usable for kernel faults (root); skips otherwise.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "t_util.h"
+
+#define PAGE   USWAP_PAGE_SIZE
+#define LIMIT  (2u << 20)
+#define SPAN   (16u << 20) /* 8x the limit */
+#define PASSES 3
+#define ZAP_MAX 64         /* ranges per request */
+/* What a target may have resident beyond the limit: its own stack,
+ * libc's and cmocka's pages, a zap being answered. */
+#define RSS_SLACK (3u << 20)
+
+struct zap_req {
+	uint32_t n;
+	struct { uint64_t addr, len; } r[ZAP_MAX];
+};
+
+/* One target process, as the server sees it. */
+struct target {
+	pid_t pid;
+	int sock;               /* SOCK_SEQPACKET to it */
+	pthread_mutex_t lock;   /* one zap request at a time */
+	char *addr;             /* its region, in its address space */
+	unsigned int caps;
+	int uffd;
+	struct uswap_pager *pg;
+};
+
+/* ------------------------------------------------------------------------
+ * The target's side (a forked child: exits, never returns)
+ * ---------------------------------------------------------------------- */
+
+static uint64_t word(uint64_t page, unsigned int pass, unsigned int w)
+{
+	uint64_t x = page * 0x9e3779b97f4a7c15ull ^ ((uint64_t)pass << 56) ^ w;
+
+	x ^= x >> 31;
+	x *= 0xbf58476d1ce4e5b9ull;
+	return x ^ (x >> 29);
+}
+
+static void child_fill(char *m, unsigned int pass)
+{
+	for (uint64_t pg = 0; pg < SPAN / PAGE; pg++) {
+		uint64_t *w = (uint64_t *)(m + pg * PAGE);
+
+		for (unsigned int i = 0; i < PAGE / 8; i += 8)
+			w[i] = word(pg, pass, i);
+	}
+}
+
+static unsigned long child_check(const char *m, unsigned int pass)
+{
+	unsigned long bad = 0;
+
+	for (uint64_t pg = 0; pg < SPAN / PAGE; pg++) {
+		const uint64_t *w = (const uint64_t *)(m + pg * PAGE);
+
+		for (unsigned int i = 0; i < PAGE / 8; i++)
+			if (w[i] != (i % 8 ? 0 : word(pg, pass, i))) {
+				bad++;
+				break;
+			}
+	}
+	return bad;
+}
+
+/* The target's zap thread: MADV_DONTNEED what the server asks, answer
+ * the first error (0 when all went). Ends when the server closes. */
+static void *child_zapper(void *arg)
+{
+	int sock = (int)(intptr_t)arg;
+	struct zap_req q;
+
+	for (;;) {
+		ssize_t n = recv(sock, &q, sizeof(q), 0);
+		int rc = 0;
+
+		if (n <= 0)
+			return NULL;
+		for (uint32_t i = 0; i < q.n && i < ZAP_MAX && !rc; i++)
+			if (madvise((void *)(uintptr_t)q.r[i].addr, q.r[i].len, MADV_DONTNEED))
+				rc = -errno;
+		if (send(sock, &rc, sizeof(rc), 0) != sizeof(rc))
+			return NULL;
+	}
+}
+
+/* Hand the server a descriptor and the region's address over @sock. */
+static int send_fd(int sock, int fd, const void *data, size_t len)
+{
+	char ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec io = { (void *)data, len };
+	struct msghdr mh = { .msg_iov = &io, .msg_iovlen = 1,
+			     .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &mh, 0) == (ssize_t)len ? 0 : -1;
+}
+
+/* Exit status: 0 all verified; 2 setup failed; 3 + min(bad, 100) pages
+ * wrong. A second socket (@ctl) says when the server is ready. */
+static void __attribute__((noreturn)) child_main(int zsock, int ctl)
+{
+	struct { uint64_t addr; unsigned int caps; } hello;
+	unsigned long bad = 0;
+	pthread_t th;
+	char go;
+	int fd = uswap_pager_target_open(USWAP_PAGER_KERNEL_FAULTS, &hello.caps);
+	char *m = mmap(NULL, SPAN, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (fd < 0) {
+		hello.addr = 0;
+		hello.caps = (unsigned int)-fd;
+		send(ctl, &hello, sizeof(hello), 0);
+		_exit(2);
+	}
+	if (m == MAP_FAILED)
+		_exit(2);
+	madvise(m, SPAN, MADV_NOHUGEPAGE);
+	hello.addr = (uintptr_t)m;
+	if (send_fd(ctl, fd, &hello, sizeof(hello)))
+		_exit(2);
+	close(fd);
+	if (pthread_create(&th, NULL, child_zapper, (void *)(intptr_t)zsock))
+		_exit(2);
+	if (recv(ctl, &go, 1, 0) != 1)
+		_exit(2);
+	for (unsigned int pass = 0; pass < PASSES; pass++) {
+		child_fill(m, pass);
+		bad += child_check(m, pass);
+		bad += child_check(m, pass); /* again: every page back from swap */
+	}
+	_exit(bad ? 3 + (int)(bad < 100 ? bad : 100) : 0);
+}
+
+/* ------------------------------------------------------------------------
+ * The server's side
+ * ---------------------------------------------------------------------- */
+
+static int zap(void *arg, const struct iovec *r, unsigned int n)
+{
+	struct target *t = arg;
+	int rc = 0;
+
+	pthread_mutex_lock(&t->lock);
+	for (unsigned int done = 0; done < n && !rc;) {
+		struct zap_req q = { .n = n - done < ZAP_MAX ? n - done : ZAP_MAX };
+
+		for (uint32_t i = 0; i < q.n; i++) {
+			q.r[i].addr = (uintptr_t)r[done + i].iov_base;
+			q.r[i].len = r[done + i].iov_len;
+		}
+		if (send(t->sock, &q, sizeof(q), MSG_NOSIGNAL) != sizeof(q) ||
+		    recv(t->sock, &rc, sizeof(rc), 0) != sizeof(rc))
+			rc = -EPIPE;
+		done += q.n;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
+/* Fork a target and take its descriptor and region address. */
+static void target_spawn(struct target *t, int *ctl)
+{
+	int zs[2], cs[2];
+	struct { uint64_t addr; unsigned int caps; } hello;
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec io = { &hello, sizeof(hello) };
+	struct msghdr mh = { .msg_iov = &io, .msg_iovlen = 1,
+			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+
+	memset(t, 0, sizeof(*t));
+	t->uffd = -1;
+	t_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, zs), 0);
+	t_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs), 0);
+	t->pid = fork();
+	if (t->pid == 0) {
+		close(zs[0]);
+		close(cs[0]);
+		child_main(zs[1], cs[1]);
+	}
+	t_true(t->pid > 0);
+	close(zs[1]);
+	close(cs[1]);
+	t->sock = zs[0];
+	*ctl = cs[0];
+	pthread_mutex_init(&t->lock, NULL);
+	t_eq(recvmsg(*ctl, &mh, 0), (ssize_t)sizeof(hello));
+	if (!hello.addr) {
+		kill(t->pid, SIGKILL);
+		waitpid(t->pid, NULL, 0);
+		if (hello.caps == EPERM || hello.caps == ENOSYS)
+			t_skip("no userfaultfd for kernel faults here (run as root, kernel 5.7+)");
+		fail_msg("target: uswap_pager_target_open = -%u", hello.caps);
+	}
+	c = CMSG_FIRSTHDR(&mh);
+	t_true(c && c->cmsg_type == SCM_RIGHTS);
+	memcpy(&t->uffd, CMSG_DATA(c), sizeof(int));
+	t->addr = (char *)(uintptr_t)hello.addr;
+	t->caps = hello.caps;
+}
+
+static void target_serve(struct target *t, struct uswap *u, void *group)
+{
+	struct uswap_pager_target tg = {
+		.uffd = t->uffd, .pid = t->pid, .caps = t->caps, .zap = zap, .zap_arg = t,
+	};
+	struct uswap_pager_config c = {
+		.limit_bytes = LIMIT, .nr_handlers = 1, .reclaim_batch = 64,
+		.flags = USWAP_PAGER_KERNEL_FAULTS, .target = &tg, .group = group,
+	};
+
+	t_eq(uswap_pager_create(u, &c, &t->pg), 0);
+	close(t->uffd); /* the pager keeps its own */
+	t->uffd = -1;
+	t_eq(uswap_region_adopt(t->pg, t->addr, SPAN), 0);
+}
+
+static uint64_t rss_anon(pid_t pid)
+{
+	char path[64], line[256];
+	uint64_t kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "RssAnon: %lu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb << 10;
+}
+
+/* Wait for the targets, sampling their anonymous RSS; peak[i] gets each
+ * one's, status[i] its wait status. */
+static void targets_wait(struct target *t, unsigned int n, uint64_t *peak, int *status)
+{
+	unsigned int left = n;
+
+	memset(peak, 0, n * sizeof(*peak));
+	while (left) {
+		for (unsigned int i = 0; i < n; i++) {
+			uint64_t r;
+
+			if (!t[i].pid)
+				continue;
+			r = rss_anon(t[i].pid);
+			if (r > peak[i])
+				peak[i] = r;
+			if (waitpid(t[i].pid, &status[i], WNOHANG) == t[i].pid) {
+				t[i].pid = 0;
+				left--;
+			}
+		}
+		nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
+	}
+}
+
+static void target_end(struct target *t)
+{
+	uswap_pager_destroy(t->pg);
+	t->pg = NULL;
+	close(t->sock);
+	pthread_mutex_destroy(&t->lock);
+}
+
+static struct uswap *instance(void)
+{
+	char err[256];
+	struct uswap *u = t_create(0, 0);
+	int type = uswap_swapon_spec(u, "zram:256M", err, sizeof(err));
+
+	if (type < 0)
+		fail_msg("swapon zram:256M = %d: %s", type, err);
+	return u;
+}
+
+static void go(int ctl)
+{
+	t_eq(send(ctl, "g", 1, 0), 1);
+}
+
+/* One target under a 2 MiB limit: all data right, its RSS near the limit
+ * though 16 MiB of poorly compressible data went through swap. */
+static void test_target_round_trip(void **state)
+{
+	struct target t;
+	struct uswap_pager_stats st = { .size = sizeof(st) };
+	uint64_t base, peak;
+	int ctl, status;
+	struct uswap *u;
+
+	target_spawn(&t, &ctl);
+	base = rss_anon(t.pid);
+	u = instance();
+	target_serve(&t, u, NULL);
+	go(ctl);
+	targets_wait(&t, 1, &peak, &status);
+	t_eq(uswap_pager_stats_get(t.pg, &st), 0);
+	print_message("target: peak RssAnon %lu KiB (before %lu), %lu evictions, %lu swap-ins\n",
+		      (unsigned long)(peak >> 10), (unsigned long)(base >> 10),
+		      (unsigned long)st.evictions, (unsigned long)st.swapins);
+	t_true(WIFEXITED(status));
+	t_eq(WEXITSTATUS(status), 0);
+	t_true(st.evictions >= PASSES * SPAN / PAGE / 2);
+	t_true(st.swapins >= SPAN / PAGE);
+	t_true(st.resident_peak_bytes <= LIMIT);
+#if !defined(__SANITIZE_THREAD__) /* its shadow memory grows with every page written */
+	t_true(peak <= base + LIMIT + RSS_SLACK);
+#endif
+	target_end(&t);
+	close(ctl);
+	t_eq(t_total_inuse(u), 0);
+	uswap_destroy(u);
+}
+
+/* Two targets, one instance, one charge group of 2 MiB: each verifies,
+ * the group's resident peak stays at the limit. */
+static void test_two_targets_one_group(void **state)
+{
+	struct target t[2];
+	struct uswap_pager_group_stats gs;
+	uint64_t peak[2];
+	int ctl[2], status[2];
+	void *group = aligned_alloc(4096, USWAP_PAGER_GROUP_BYTES);
+	struct uswap *u;
+
+	t_true(group != NULL);
+	for (int i = 0; i < 2; i++)
+		target_spawn(&t[i], &ctl[i]);
+	u = instance();
+	t_eq(uswap_pager_group_init(group, USWAP_PAGER_GROUP_BYTES, LIMIT), 0);
+	for (int i = 0; i < 2; i++)
+		target_serve(&t[i], u, group);
+	for (int i = 0; i < 2; i++)
+		go(ctl[i]);
+	targets_wait(t, 2, peak, status);
+	t_eq(uswap_pager_group_stats(group, &gs), 0);
+	print_message("two targets: group peak %lu KiB, members %lu\n",
+		      (unsigned long)(gs.resident_peak_bytes >> 10), (unsigned long)gs.members);
+	for (int i = 0; i < 2; i++) {
+		t_true(WIFEXITED(status[i]));
+		t_eq(WEXITSTATUS(status[i]), 0);
+	}
+	t_eq(gs.members, 2);
+	/* Each handler may hold one folio over while it is being mapped. */
+	t_true(gs.resident_peak_bytes <= LIMIT + 2 * PAGE);
+	for (int i = 0; i < 2; i++) {
+		target_end(&t[i]);
+		close(ctl[i]);
+	}
+	t_eq(t_total_inuse(u), 0);
+	uswap_destroy(u);
+	free(group);
+}
+
+/* SIGKILL in the middle: the server notices nothing until it destroys the
+ * pager, which frees every slot the process held. */
+static void test_target_killed(void **state)
+{
+	struct target t;
+	struct uswap_pager_stats st = { .size = sizeof(st) };
+	int ctl, status;
+	struct uswap *u;
+
+	target_spawn(&t, &ctl);
+	u = instance();
+	target_serve(&t, u, NULL);
+	go(ctl);
+	for (int i = 0; i < 2000; i++) { /* until it swapped some */
+		t_eq(uswap_pager_stats_get(t.pg, &st), 0);
+		if (st.evictions > 1024)
+			break;
+		nanosleep(&(struct timespec){ 0, 1000 * 1000 }, NULL);
+	}
+	t_true(st.evictions > 1024);
+	t_true(t_total_inuse(u) > 0);
+	kill(t.pid, SIGKILL);
+	t_eq(waitpid(t.pid, &status, 0), t.pid);
+	t_true(WIFSIGNALED(status));
+	target_end(&t);
+	close(ctl);
+	t_eq(t_total_inuse(u), 0);
+	uswap_destroy(u);
+}
+
+static int nozap(void *arg, const struct iovec *r, unsigned int n)
+{
+	return 0;
+}
+
+/* What a target pager refuses: an incomplete target; region_create (the
+ * memory is the target's to map); fork_prepare (the target forks). */
+static void test_target_bad_input(void **state)
+{
+	struct target t;
+	struct uswap *u;
+	struct uswap_pager *pg = NULL;
+	struct uswap_pager_target tg = { .uffd = -1, .pid = 1, .zap = nozap };
+	struct uswap_pager_config c = {
+		.limit_bytes = LIMIT, .nr_handlers = 1, .target = &tg,
+		.flags = USWAP_PAGER_KERNEL_FAULTS,
+	};
+	void *addr;
+	int ctl, status;
+
+	target_spawn(&t, &ctl);
+	u = instance();
+	t_eq(uswap_pager_create(u, &c, &pg), -EINVAL);   /* no descriptor */
+	tg.uffd = t.uffd;
+	tg.zap = NULL;
+	t_eq(uswap_pager_create(u, &c, &pg), -EINVAL);   /* no zap */
+	tg.zap = nozap;
+	tg.pid = 0;
+	t_eq(uswap_pager_create(u, &c, &pg), -EINVAL);   /* no pid */
+	tg.pid = t.pid;
+	t_eq(uswap_pager_create(u, &c, &pg), 0);
+	t_eq(uswap_region_create(pg, SPAN, &addr), -EOPNOTSUPP);
+	t_eq(uswap_pager_fork_prepare(pg), -EINVAL);
+	t_eq(uswap_region_adopt(pg, t.addr + PAGE / 2, SPAN), -EINVAL);
+	uswap_pager_destroy(pg);
+	close(t.uffd);
+	kill(t.pid, SIGKILL);
+	waitpid(t.pid, &status, 0);
+	close(t.sock);
+	close(ctl);
+	uswap_destroy(u);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_target_round_trip),
+		cmocka_unit_test(test_two_targets_one_group),
+		cmocka_unit_test(test_target_killed),
+		cmocka_unit_test(test_target_bad_input),
+	};
+
+	return t_run_group("pager_target", tests, sizeof(tests) / sizeof(tests[0]));
+}
