@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <uswap/daemon.h>
 #include <uswap/uswap.h>
 
 #define CMD "run"
@@ -72,6 +73,13 @@ static const char usage_text[] =
 "  --plot FILE.svg     draw resident heap, each device's use and the swap\n"
 "                      rates over time (read every 0.2 s) with gnuplot;\n"
 "                      skipped with a note if gnuplot is missing\n"
+"  --daemon            one swap subsystem for the whole tree (experimental):\n"
+"                      uswap run holds the devices, the swap cache and the\n"
+"                      limit, and serves every process's faults; the\n"
+"                      devices' memory (zram pools) is uswap run's, outside\n"
+"                      the programs; processes of the tree still running\n"
+"                      when CMD ends get SIGTERM, then SIGKILL after\n"
+"                      --kill-after; not with --trace or --plot\n"
 "  --print-config      print the settings a run would use (the defaults,\n"
 "                      uswap.conf(5), these options) and where each came\n"
 "                      from; CMD is not needed\n"
@@ -109,6 +117,7 @@ static const struct option long_options[] = {
 	{ "trace",  required_argument, NULL, OPT_TRACE },
 	{ "kill-after", required_argument, NULL, OPT_KILL_AFTER },
 	{ "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
+	{ "daemon", no_argument,       NULL, OPT_DAEMON },
 	{ "help",   no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -150,6 +159,7 @@ int run_apply_option(struct run_options *o, int opt, const char *arg)
 			return cli_usage_error(CMD, "--heap '%s': want 64M..4T", arg);
 		return 0;
 	case OPT_STATS: o->stats = true; return 0;
+	case OPT_DAEMON: o->daemon = true; return 0;
 	case OPT_KILL_AFTER:
 		if (cli_parse_seconds(arg, &o->kill_after) || o->kill_after > 3600)
 			return cli_usage_error(CMD, "--kill-after '%s': want seconds, up to 3600",
@@ -229,6 +239,9 @@ static int parse_opts(int argc, char **argv, struct run_options *o)
 	}
 	if (optind >= argc)
 		return cli_usage_error(CMD, "missing CMD (uswap run [OPTIONS] -- CMD [ARG]...)");
+	if (o->daemon && (o->trace || o->plot))
+		return cli_usage_error(CMD, "--%s: not with --daemon (yet)",
+				       o->trace ? "trace" : "plot");
 	o->cmd = argv + optind;
 	return 0;
 }
@@ -357,7 +370,7 @@ static void forward(int sig, siginfo_t *si, void *uc)
 
 /* The environment the agent reads (agent.h), then exec CMD. */
 static void exec_cmd(const struct run_options *o, const char *agent, const char *stats,
-		     const char *group, pid_t parent)
+		     const char *group, const char *daemon, pid_t parent)
 {
 	char buf[64], devices[MAX_DEVICES * 4200] = "", preload[8300];
 	const char *old = getenv("LD_PRELOAD");
@@ -378,6 +391,8 @@ static void exec_cmd(const struct run_options *o, const char *agent, const char 
 	setenv("USWAP_RUN_STATS", stats, 1);
 	if (*group)
 		setenv("USWAP_RUN_GROUP", group, 1);
+	if (*daemon)
+		setenv(USWAP_DAEMON_ENV, daemon, 1);
 	if (o->trace)
 		setenv("USWAP_RUN_TRACE", o->trace, 1);
 	snprintf(preload, sizeof(preload), "%s%s%s", agent, old && *old ? ":" : "",
@@ -534,13 +549,9 @@ static int wait_child(struct cli_plot *plot, struct run_tree *tree, struct run_g
  * ---------------------------------------------------------------------- */
 
 static int report(const struct run_options *o, const char *stats, int json_fd, int status,
-		  const struct run_tree *tree, struct run_group *group)
+		  const struct run_tree *tree, const struct uswap_pager_group_stats *gs)
 {
-	struct uswap_pager_group_stats gs;
-	int rc;
-
-	run_group_end(group, &gs);
-	rc = run_stats_report(stats, o->cmd[0], o->stats, o->json, json_fd, status, tree, &gs);
+	int rc = run_stats_report(stats, o->cmd[0], o->stats, o->json, json_fd, status, tree, gs);
 
 	unlink(stats);
 	return rc;
@@ -573,6 +584,8 @@ int cmd_run(int argc, char **argv)
 	struct cli_plot *plot = NULL;
 	struct run_tree tree = { 0 };
 	struct run_group group = { 0 };
+	struct run_daemon daemon = { .lfd = -1 };
+	struct uswap_pager_group_stats gs;
 	const char *agent;
 	int rc, fd, status, json_fd = -1, trace_fd = -1, guard_fd;
 	pid_t guard = -1;
@@ -615,9 +628,16 @@ int cmd_run(int argc, char **argv)
 	close(fd);
 	/* --limit is the tree's: one charge group for all its processes.
 	 * Without /dev/shm, each process gets the limit, as before. */
-	if ((rc = run_group_create(o.limit, &group)))
+	if (o.daemon) {
+		if ((rc = run_daemon_start(&o, &daemon))) {
+			unlink(stats);
+			run_daemon_end(&daemon, NULL, 0, 0, &gs);
+			return rc;
+		}
+	} else if ((rc = run_group_create(o.limit, &group))) {
 		fprintf(stderr, "uswap run: no shared memory for the tree's limit (%s): the "
 			"limit is per process\n", strerror(-rc));
+	}
 	/* Orphans of the tree (a daemonized grandchild) come to us, not to
 	 * init: they stay in the tree's statistics, and we reap them. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -625,14 +645,14 @@ int cmd_run(int argc, char **argv)
 	child = fork();
 	if (child < 0) {
 		int err = errno;
-		struct uswap_pager_group_stats gs;
 
 		unlink(stats);
 		run_group_end(&group, &gs);
+		run_daemon_end(&daemon, NULL, 0, 0, &gs);
 		return cli_runtime_error(CMD, "fork: %s", strerror(err));
 	}
 	if (child == 0)
-		exec_cmd(&o, agent, stats, group.name, parent);
+		exec_cmd(&o, agent, stats, group.name, daemon.name, parent);
 	guard_fd = guard_start(child, o.kill_after, stats, group.name, &guard);
 	struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART };
 
@@ -652,7 +672,11 @@ int cmd_run(int argc, char **argv)
 	tree.skip = guard;
 	status = wait_child(plot, &tree, &group, &guard);
 	guard_done(guard_fd, guard);
-	rc = report(&o, stats, json_fd, status, &tree, &group);
+	if (o.daemon)
+		run_daemon_end(&daemon, stats, child, o.kill_after, &gs);
+	else
+		run_group_end(&group, &gs);
+	rc = report(&o, stats, json_fd, status, &tree, &gs);
 	close(json_fd);
 	close(trace_fd);
 	if (plot)

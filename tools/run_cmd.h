@@ -5,6 +5,7 @@
 #ifndef USWAP_TOOLS_RUN_CMD_H
 #define USWAP_TOOLS_RUN_CMD_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -16,7 +17,7 @@ int cmd_run(int argc, char **argv);
 
 /* The long options without a short one (getopt codes). */
 enum { OPT_DEVICE = 256, OPT_ORDER, OPT_HEAP, OPT_STATS, OPT_JSON, OPT_PLOT, OPT_TRACE,
-       OPT_KILL_AFTER, OPT_PRINT_CONFIG };
+       OPT_KILL_AFTER, OPT_PRINT_CONFIG, OPT_DAEMON };
 
 struct run_options {
 	uint64_t limit, heap;
@@ -28,6 +29,7 @@ struct run_options {
 	const char *plot;
 	const char *trace;
 	double kill_after;  /* seconds from SIGTERM to SIGKILL (guard) */
+	bool daemon;        /* --daemon: one swap subsystem for the tree */
 	char **cmd;
 };
 
@@ -77,6 +79,30 @@ void run_group_reap(struct run_group *g);
 /* Its final counters into @st (zeros without a group); unmapped and
  * removed then. */
 void run_group_end(struct run_group *g, struct uswap_pager_group_stats *st);
+
+/* run_daemon.c: `uswap run --daemon`, the tree's swap subsystem in this
+ * process (<uswap/daemon.h>). */
+struct run_client;
+struct run_daemon {
+	struct uswap *u;             /* the devices, the swap cache */
+	struct run_group group;      /* the tree's limit */
+	uint64_t limit;
+	unsigned int order;
+	int lfd;                     /* listening socket */
+	char name[64];               /* its abstract name ($USWAP_RUN_DAEMON) */
+	pthread_t accept_th;
+	bool accepting;
+	pthread_mutex_t lock;        /* clients */
+	struct run_client *clients;  /* every connection, ended ones too */
+};
+/* Swap the devices on, make the group, listen. Return: 0 or the CLI's
+ * runtime-error status (said); run_daemon_end() cleans up either way. */
+int run_daemon_start(const struct run_options *o, struct run_daemon *d);
+/* After CMD ended: processes still connected get SIGTERM, SIGKILL
+ * @kill_after seconds later; each image's line goes to @stats (CMD's, pid
+ * @cmd, with the instance's figures); the group's counters into @gs. */
+void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double kill_after,
+		    struct uswap_pager_group_stats *gs);
 
 /* run_tree.c: CMD's tree as the kernel sees it (anonymous RSS of every
  * process below @top but @skip), sampled every RUN_TREE_PERIOD_MS. */

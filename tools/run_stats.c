@@ -105,7 +105,8 @@ static void add_line(json_object *sum, json_object *line, int64_t *most_faults)
 	static const char *const sums[] = { "swpin", "evictions", "evict_zero", "evict_pinned",
 					    "over_limit",
 					    "read_errors", "heap_fallbacks", "fault_count" };
-	json_object *root;
+	json_object *root, *daemon;
+	const char *key;
 
 	add_orders(sum, line, "swpout");
 	add_orders(sum, line, "swpout_fallback");
@@ -123,9 +124,12 @@ static void add_line(json_object *sum, json_object *line, int64_t *most_faults)
 	}
 	if (json_object_object_get_ex(line, "root", &root) && json_object_get_boolean(root))
 		take(sum, line, "devices");
-	json_object_object_add(sum, "zram_pool_peak_sum_bytes",
-			       json_object_new_int64(get_i64(sum, "zram_pool_peak_sum_bytes") +
-						     zram_pool_peak(line)));
+	/* --daemon: the pools are uswap run's memory, not the tree's. */
+	key = json_object_object_get_ex(line, "daemon", &daemon) &&
+	      json_object_get_boolean(daemon) ? "daemon_zram_pool_peak_bytes"
+					      : "zram_pool_peak_sum_bytes";
+	json_object_object_add(sum, key, json_object_new_int64(get_i64(sum, key) +
+							       zram_pool_peak(line)));
 }
 
 /* The file's lines by pid and image, in the order they first came: a
@@ -295,6 +299,10 @@ static void print_tree(json_object *sum)
 		fprintf(stderr, "  %-16szram pools up to %s: they live in the processes' own "
 			"memory (each device at its peak, added up)\n", "",
 			size(get_i64(sum, "zram_pool_peak_sum_bytes"), a));
+	if (get_i64(sum, "daemon_zram_pool_peak_bytes"))
+		fprintf(stderr, "  %-16szram pools up to %s, in uswap run (--daemon), outside "
+			"the tree (each device at its peak, added up)\n", "",
+			size(get_i64(sum, "daemon_zram_pool_peak_bytes"), a));
 }
 
 static void add_tree(json_object *sum, const struct run_tree *t)

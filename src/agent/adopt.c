@@ -74,7 +74,7 @@ static size_t folio_bytes(void)
 static bool active(void)
 {
 	return !t_internal && atomic_load_explicit(&agent.ready, memory_order_acquire) &&
-	       agent.p && !agent.detached;
+	       agent_has_pager();
 }
 
 static bool adoptable(int prot, int flags)
@@ -121,16 +121,16 @@ static void adopt_new(char *a, size_t len)
 
 	if (len < ADOPT_MIN || e <= b)
 		return;
-	if (uswap_region_adopt(agent.p, b, (size_t)(e - b)))
+	if (agent_pg_adopt(b, (size_t)(e - b)))
 		return; /* e.g. it meets a region: the kernel's, as before */
 	if (!tab_insert(b, (size_t)(e - b)))
-		uswap_region_disown(agent.p, b);
+		agent_pg_disown(b);
 }
 
 /* Let go of region @i (correct, no longer swapped). Context: adopt_lock. */
 static void drop(size_t i)
 {
-	int rc = uswap_region_disown(agent.p, tab[i].base);
+	int rc = agent_pg_disown(tab[i].base);
 
 	if (rc && rc != -ENOENT)
 		fprintf(stderr, "uswap run: agent: giving back %p: %s\n", (void *)tab[i].base,
@@ -165,29 +165,29 @@ static bool for_overlaps(char *a, size_t len, enum op op)
 		}
 		switch (op) {
 		case OP_BEFORE_MAP:
-			uswap_region_replaced(agent.p, b, n, false);
+			agent_pg_replaced(b, n, false);
 			break;
 		case OP_AFTER_MAP_ANON:
 		case OP_AFTER_MAP_OTHER:
-			uswap_region_replaced(agent.p, b, n, op == OP_AFTER_MAP_ANON);
+			agent_pg_replaced(b, n, op == OP_AFTER_MAP_ANON);
 			break;
 		case OP_UNMAP:
-			uswap_region_replaced(agent.p, b, n, false);
+			agent_pg_replaced(b, n, false);
 			if (b == rb && e == re) { /* nothing of it is left */
 				drop(i);
 				continue;
 			}
 			break;
 		case OP_LOCK:
-			if (uswap_region_mlock(agent.p, b, n) == -EIO)
+			if (agent_pg_mlock(b, n) == -EIO)
 				fprintf(stderr, "uswap run: agent: read errors under %p\n",
 					(void *)b);
 			break;
 		case OP_UNLOCK:
-			uswap_region_munlock(agent.p, b, n);
+			agent_pg_munlock(b, n);
 			break;
 		case OP_DISCARD:
-			uswap_region_discard(agent.p, b, n);
+			agent_pg_discard(b, n);
 			break;
 		case OP_DISOWN:
 			break;
@@ -329,14 +329,14 @@ void agent_adopt_child(void)
 {
 	int rc;
 
-	if (!agent.p || agent.detached) {
+	if (!agent_has_pager()) {
 		nr_tab = 0; /* the memory stays, resident, with no pager */
 		return;
 	}
 	/* No eviction until what must not be evicted is locked. */
-	uswap_pager_hold(agent.p);
+	agent_pg_hold();
 	for (size_t i = 0; i < nr_tab;) {
-		if (uswap_region_adopt(agent.p, tab[i].base, tab[i].len))
+		if (agent_pg_adopt(tab[i].base, tab[i].len))
 			tab_remove(i); /* a file mapped into it, say: plain memory */
 		else
 			i++;
@@ -346,7 +346,7 @@ void agent_adopt_child(void)
 		while (nr_tab)
 			drop(nr_tab - 1);
 	}
-	uswap_pager_release(agent.p);
+	agent_pg_release();
 }
 
 size_t agent_adopt_count(void)

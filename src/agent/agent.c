@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <mimalloc.h>
+#include <uswap/daemon.h>
 #include <uswap/uswap.h>
 
 #include "agent/agent.h"
@@ -290,10 +291,32 @@ static int start_pager(void)
 #define ARENA_ALIGN (UINT64_C(64) << 20) /* mimalloc's arena blocks are
 					   segments: hand it aligned memory */
 
+/* --daemon: the region is this process's mapping, adopted by uswap run's
+ * pager for it. Return: 0 or -errno; *@region its start. */
+static int remote_region(size_t len, char **region)
+{
+	char *m = agent_real_mmap(NULL, len, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	int rc;
+
+	if (m == MAP_FAILED)
+		return -ENOMEM;
+	agent_real_madvise(m, len, MADV_NOHUGEPAGE);
+	/* mmap()'s pages are aligned; ARENA_ALIGN is a multiple of any
+	 * folio, and so is len: the whole mapping is whole folios. */
+	if ((rc = agent_pg_adopt(m, len))) {
+		agent_real_munmap(m, len);
+		return rc;
+	}
+	*region = m;
+	return 0;
+}
+
 static int make_heap(size_t size)
 {
 	char *region;
-	int rc = uswap_region_create(agent.p, size + ARENA_ALIGN, (void **)&region);
+	int rc = agent.remote ? remote_region(size + ARENA_ALIGN, &region)
+			      : uswap_region_create(agent.p, size + ARENA_ALIGN, (void **)&region);
 
 	if (rc)
 		return rc;
@@ -344,9 +367,19 @@ static void prepare_fork(void);
 static void parent_after_fork(void);
 static void child_after_fork(void);
 
+/* --daemon: the heap is ready; uswap run keeps the stats and serves no
+ * status socket of ours (its own figures are the tree's). */
+static void agent_ready(void)
+{
+	setenv(AGENT_ENV_STARTED, "1", 1);
+	pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
+	atexit(agent_exit);
+	atomic_store_explicit(&agent.ready, true, memory_order_release);
+}
+
 __attribute__((constructor)) static void agent_start(void)
 {
-	const char *devices = getenv(AGENT_ENV_DEVICES);
+	const char *devices = getenv(AGENT_ENV_DEVICES), *daemon;
 	unsigned int held;
 	int rc;
 
@@ -360,7 +393,15 @@ __attribute__((constructor)) static void agent_start(void)
 	agent_malloc_init();
 	agent_mmap_init();
 	held = agent_stdio_hold();
-	if ((rc = uswap_create(NULL, &agent.u))) {
+	daemon = getenv(USWAP_DAEMON_ENV);
+	if (daemon && *daemon) {
+		if ((rc = agent_daemon_connect(daemon, image_ns)))
+			warn("uswap run's swap daemon", rc);
+		else if ((rc = make_heap(env_u64(AGENT_ENV_REGION, UINT64_C(8) << 30))))
+			warn("the heap region", rc);
+		else
+			agent_ready();
+	} else if ((rc = uswap_create(NULL, &agent.u))) {
 		warn("uswap_create", rc);
 	} else if ((rc = swapon_all(devices, (pid_t)env_u64(AGENT_ENV_ROOT, 0) == getpid()))) {
 		refuse_if_first(rc);
@@ -410,8 +451,8 @@ static void prepare_fork(void)
 	pthread_mutex_lock(&fork_lock);
 	t_internal++;
 	fork_copy = !agent.detached && agent.p && fork_copies();
-	if (!agent.detached && agent.p && !fork_copy) {
-		int rc = uswap_pager_hold(agent.p);
+	if (agent_has_pager() && !fork_copy) {
+		int rc = agent_pg_hold();
 
 		if (rc) /* those folios fault with SIGBUS in both, as before */
 			fprintf(stderr, "uswap run: agent: before fork: %s\n", strerror(-rc));
@@ -423,16 +464,20 @@ static void prepare_fork(void)
 	 * the pager's (adopt.c). */
 	if (fork_copy)
 		uswap_pager_fork_prepare(agent.p);
+	if (agent.remote)
+		agent_daemon_fork_lock();
 }
 
 static void parent_after_fork(void)
 {
+	if (agent.remote)
+		agent_daemon_fork_unlock();
 	if (fork_copy)
 		uswap_pager_fork_parent(agent.p);
 	agent_mmap_unlock();
 	agent_adopt_unlock();
-	if (!agent.detached && agent.p && !fork_copy)
-		uswap_pager_release(agent.p);
+	if (agent_has_pager() && !fork_copy)
+		agent_pg_release();
 	t_internal--;
 	pthread_mutex_unlock(&fork_lock);
 }
@@ -494,9 +539,47 @@ static void inherit_folios(struct uswap_pager *old)
 
 /* The child has the memory and none of the pager's threads: it gets a
  * pager of its own (agent.h). It is still the only thread here. */
+/* --daemon: a connection of the child's own, and its copy of the heap
+ * (all of it resident: the parent held it) adopted by it. */
+static int child_remote(void)
+{
+	size_t folio = (size_t)USWAP_PAGE_SIZE << agent.order;
+
+	agent_daemon_forget();
+	atomic_store(&threads_created, 0);
+	atomic_store(&threads_started, 0);
+	int rc = agent_daemon_connect(getenv(USWAP_DAEMON_ENV), now_image_ns());
+
+	if (!rc)
+		wait_threads_started();
+	return rc ? rc : agent_pg_adopt(agent.base, (agent.size + folio - 1) / folio * folio);
+}
+
 static void child_after_fork(void)
 {
 	struct uswap_pager *old = agent.p;
+
+	if (agent.remote) {
+		agent_mmap_unlock();
+		if (!agent.detached) {
+			unsigned int held = agent_stdio_hold();
+			int rc = child_remote();
+
+			agent.pid = getpid();
+			agent_stdio_release(held);
+			if (rc) {
+				agent.detached = true;
+				agent.remote = false;
+				fprintf(stderr, "uswap run: agent: a forked child's pager: %s; "
+					"the child runs unswapped\n", strerror(-rc));
+			}
+			agent_adopt_child();
+		}
+		agent_adopt_unlock();
+		t_internal--;
+		pthread_mutex_unlock(&fork_lock);
+		return;
+	}
 
 	agent_trace_forget(agent.u); /* the parent's records are the parent's */
 	agent_mmap_unlock();
@@ -756,10 +839,19 @@ static void agent_write_stats(bool final)
 	t_internal--;
 }
 
+/* --daemon: uswap run keeps the stats; the heap's fallbacks are ours. */
+static void remote_stats(void)
+{
+	if (agent.remote && agent.pid == getpid())
+		agent_daemon_call(USWAP_DOP_FALLBACKS, NULL, 0, atomic_load(&agent.fallbacks));
+}
+
 void agent_before_exec(void)
 {
-	if (atomic_load_explicit(&agent.ready, memory_order_acquire))
-		agent_write_stats(false);
+	if (!atomic_load_explicit(&agent.ready, memory_order_acquire))
+		return;
+	remote_stats();
+	agent_write_stats(false);
 }
 
 void agent_status_line(FILE *f)
@@ -774,6 +866,7 @@ void agent_exit(void)
 	int rc;
 
 	agent_status_stop();
+	remote_stats();
 	agent_write_stats(true);
 	if ((rc = agent_trace_stop(agent.u)))
 		fprintf(stderr, "uswap run: agent: --trace: %s\n", rc == -EOVERFLOW ?

@@ -74,6 +74,8 @@ struct agent {
 				   this process's alone */
 	unsigned int order;
 	pid_t pid;              /* the process the pager works for */
+	bool remote;            /* the pager is uswap run's (--daemon, daemon.c):
+				   agent.u and agent.p are NULL */
 	_Atomic unsigned long fallbacks; /* allocations the region could not
 				     take, served by glibc instead */
 };
@@ -157,6 +159,31 @@ void agent_status_line(FILE *f);
 /* agent.c: start an internal thread, on a stack of its own. Return: 0 or
  * a positive errno, as pthread_create(). */
 int agent_thread_create(pthread_t *th, void *(*fn)(void *), void *arg);
+
+/* pager_ops.c: the pager calls, to agent.p or to uswap run (--daemon);
+ * same returns as the uswap_region_* and uswap_pager_hold/release calls. */
+bool agent_has_pager(void);
+int agent_pg_adopt(void *addr, size_t len);
+int agent_pg_disown(void *addr);
+int agent_pg_replaced(void *addr, size_t len, bool anon);
+int agent_pg_mlock(void *addr, size_t len);
+int agent_pg_munlock(void *addr, size_t len);
+int agent_pg_discard(void *addr, size_t len);
+int agent_pg_hold(void);
+void agent_pg_release(void);
+
+/* daemon.c: connect to uswap run at abstract socket @name, hand it our
+ * userfaultfd and start the zap thread; agent.remote on success. Return:
+ * 0 or -errno. */
+int agent_daemon_connect(const char *name, uint64_t image_ns);
+/* One request (enum uswap_daemon_op) and its answer; uswap run gone ends
+ * the process. Context: any thread. */
+long agent_daemon_call(unsigned int op, void *addr, size_t len, uint64_t arg);
+/* Around fork(): no request half sent in the child. */
+void agent_daemon_fork_lock(void);
+void agent_daemon_fork_unlock(void);
+/* In a fork child: drop the parent's connection (it stays the parent's). */
+void agent_daemon_forget(void);
 
 /* fd.c: @fd moved to 3 or above (close-on-exec), the original closed;
  * any other @fd is returned as it is. Return: the descriptor, or -1 with

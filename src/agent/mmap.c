@@ -238,12 +238,10 @@ void *agent_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t of
 
 void agent_discard(void *addr, size_t len)
 {
-	struct uswap_pager *p = agent.p;
-
 	t_internal++;
 	/* Without a pager (a detached child): zeros, as the kernel's
 	 * MADV_DONTNEED would read back. */
-	if (!p || uswap_region_discard(p, addr, len))
+	if (!agent_has_pager() || agent_pg_discard(addr, len))
 		memset(addr, 0, len);
 	t_internal--;
 }

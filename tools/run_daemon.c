@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: MIT
+/*
+ * run_daemon.c - `uswap run --daemon`: uswap run is the swap subsystem of
+ * CMD's whole tree, as the kernel's swap is of every process (issue 23,
+ * docs/design.md, design A). It holds one swap instance with the devices
+ * (their pools are its memory, outside every program's RSS), one swap
+ * cache, the tree's charge group, and one pager per process, serving that
+ * process's faults through the userfaultfd its agent hands over
+ * (uswap_pager_config.target). The wire format is <uswap/daemon.h>.
+ *
+ * Threads: one accepts connections; one per process answers its agent's
+ * requests in order and, at the connection's end (the image exits or
+ * execs), saves the pager's figures and destroys it, which frees the
+ * process's slots. Pager threads send zap requests on the process's zap
+ * socket (client_zap()).
+ */
+#include "cli.h"
+#include "run_cmd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <uswap/daemon.h>
+#include <uswap/uswap.h>
+
+struct run_client {
+	struct run_client *next;
+	struct run_daemon *d;
+	pthread_t th;
+	int sock, zap;
+	pthread_mutex_t zap_lock;    /* one zap request at a time */
+	pid_t pid;
+	uint64_t image_ns;
+	char comm[32];
+	struct uswap_pager *pg;
+	struct uswap_pager_stats st; /* at its end */
+	uint64_t fallbacks;
+	_Atomic bool ended;
+};
+
+/* ------------------------------------------------------------------------
+ * One process
+ * ---------------------------------------------------------------------- */
+
+static int client_zap(void *arg, const struct iovec *r, unsigned int n)
+{
+	struct run_client *c = arg;
+	int32_t rc = 0;
+
+	pthread_mutex_lock(&c->zap_lock);
+	for (unsigned int done = 0; done < n && !rc;) {
+		struct uswap_daemon_zap z = { .n = n - done < USWAP_DAEMON_ZAP_MAX
+							  ? n - done : USWAP_DAEMON_ZAP_MAX };
+
+		for (uint32_t i = 0; i < z.n; i++) {
+			z.r[i].addr = (uintptr_t)r[done + i].iov_base;
+			z.r[i].len = r[done + i].iov_len;
+		}
+		if (send(c->zap, &z, sizeof(z), MSG_NOSIGNAL) != sizeof(z) ||
+		    recv(c->zap, &rc, sizeof(rc), 0) != sizeof(rc))
+			rc = -EPIPE;
+		done += z.n;
+	}
+	pthread_mutex_unlock(&c->zap_lock);
+	return rc;
+}
+
+static void on_read_error(void *ctx, void *addr, int err)
+{
+	struct run_client *c = ctx;
+
+	fprintf(stderr, "uswap run: pid %d: a read error (%s) lost memory at %p: it reads "
+		"with SIGBUS\n", (int)c->pid, strerror(-err), addr);
+}
+
+static void read_comm(struct run_client *c)
+{
+	char path[64];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)c->pid);
+	f = fopen(path, "r");
+	n = f ? fread(c->comm, 1, sizeof(c->comm) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	c->comm[n] = '\0';
+	c->comm[strcspn(c->comm, "\n")] = '\0';
+}
+
+/* HELLO: its two descriptors, its pid from the kernel, its pager.
+ * Return: 0 or -errno (the connection ends). */
+static int client_hello(struct run_client *c)
+{
+	struct run_daemon *d = c->d;
+	struct uswap_daemon_req q;
+	struct uswap_daemon_reply a;
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	int fds[2] = { -1, -1 };
+	char ctl[CMSG_SPACE(sizeof(fds))];
+	struct iovec io = { &q, sizeof(q) };
+	struct msghdr mh = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = ctl,
+			     .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *cm;
+	int rc = -EPROTO;
+
+	if (recvmsg(c->sock, &mh, MSG_CMSG_CLOEXEC) != sizeof(q) ||
+	    getsockopt(c->sock, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
+		return -EPROTO;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (cm && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(fds)))
+		memcpy(fds, CMSG_DATA(cm), sizeof(fds));
+	if (q.op == USWAP_DOP_HELLO && q.version == USWAP_DAEMON_VERSION && fds[0] >= 0) {
+		struct uswap_pager_target t = {
+			.uffd = fds[0], .pid = cred.pid, .caps = (unsigned int)q.arg,
+			.zap = client_zap, .zap_arg = c,
+		};
+		struct uswap_pager_config cfg = {
+			.limit_bytes = d->limit, .order = d->order,
+			.flags = USWAP_PAGER_KERNEL_FAULTS, .on_error = on_read_error,
+			.error_ctx = c, .group = d->group.mem, .target = &t,
+		};
+
+		c->pid = cred.pid;
+		c->image_ns = q.addr;
+		c->zap = fds[1];
+		fds[1] = -1;
+		read_comm(c);
+		rc = uswap_pager_create(d->u, &cfg, &c->pg);
+		if (rc == -EUSERS) { /* the group is full: a limit of its own */
+			cfg.group = NULL;
+			rc = uswap_pager_create(d->u, &cfg, &c->pg);
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	a.rc = rc;
+	if (send(c->sock, &a, sizeof(a), MSG_NOSIGNAL) != sizeof(a) && !rc)
+		rc = -EPIPE;
+	return rc;
+}
+
+static int64_t client_call(struct run_client *c, const struct uswap_daemon_req *q)
+{
+	void *a = (void *)(uintptr_t)q->addr;
+
+	switch (q->op) {
+	case USWAP_DOP_ADOPT:    return uswap_region_adopt(c->pg, a, q->len);
+	case USWAP_DOP_DISOWN:   return uswap_region_disown(c->pg, a);
+	case USWAP_DOP_REPLACED: return uswap_region_replaced(c->pg, a, q->len, q->arg != 0);
+	case USWAP_DOP_MLOCK:    return uswap_region_mlock(c->pg, a, q->len);
+	case USWAP_DOP_MUNLOCK:  return uswap_region_munlock(c->pg, a, q->len);
+	case USWAP_DOP_DISCARD:  return uswap_region_discard(c->pg, a, q->len);
+	case USWAP_DOP_HOLD:     return uswap_pager_hold(c->pg);
+	case USWAP_DOP_RELEASE:  uswap_pager_release(c->pg); return 0;
+	default:                 return -EINVAL;
+	}
+}
+
+static void *client_main(void *arg)
+{
+	struct run_client *c = arg;
+	struct uswap_daemon_req q;
+
+	if (client_hello(c) == 0) {
+		while (recv(c->sock, &q, sizeof(q), 0) == sizeof(q)) {
+			struct uswap_daemon_reply a;
+
+			if (q.op == USWAP_DOP_FALLBACKS) {
+				c->fallbacks = q.arg;
+				continue;
+			}
+			a.rc = q.version == USWAP_DAEMON_VERSION ? client_call(c, &q) : -EPROTO;
+			if (send(c->sock, &a, sizeof(a), MSG_NOSIGNAL) != sizeof(a))
+				break;
+		}
+		c->st.size = sizeof(c->st);
+		uswap_pager_stats_get(c->pg, &c->st);
+		uswap_pager_destroy(c->pg); /* its slots go */
+		c->pg = NULL;
+	}
+	close(c->sock);
+	if (c->zap >= 0)
+		close(c->zap);
+	atomic_store(&c->ended, true);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Connections
+ * ---------------------------------------------------------------------- */
+
+static void *accept_main(void *arg)
+{
+	struct run_daemon *d = arg;
+
+	for (;;) {
+		int fd = accept4(d->lfd, NULL, NULL, SOCK_CLOEXEC);
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		struct run_client *c;
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return NULL; /* shut down (run_daemon_end()) */
+		}
+		/* Only this user's (or root's) processes; the name is secret too. */
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
+		    (cred.uid != geteuid() && cred.uid != 0) || !(c = calloc(1, sizeof(*c)))) {
+			close(fd);
+			continue;
+		}
+		c->d = d;
+		c->sock = fd;
+		c->zap = -1;
+		pthread_mutex_init(&c->zap_lock, NULL);
+		pthread_mutex_lock(&d->lock);
+		c->next = d->clients;
+		d->clients = c;
+		if (pthread_create(&c->th, NULL, client_main, c)) {
+			d->clients = c->next;
+			close(fd);
+			free(c);
+		}
+		pthread_mutex_unlock(&d->lock);
+	}
+}
+
+int run_daemon_start(const struct run_options *o, struct run_daemon *d)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	uint64_t nonce = 0;
+	char err[512];
+	size_t len;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	d->lfd = -1;
+	d->limit = o->limit;
+	d->order = o->order;
+	pthread_mutex_init(&d->lock, NULL);
+	if ((rc = uswap_create(NULL, &d->u)))
+		return cli_runtime_error("run", "uswap_create: %s", strerror(-rc));
+	for (unsigned int i = 0; i < o->nr_devices; i++) {
+		int type = uswap_swapon_spec(d->u, o->devices[i], err, sizeof(err));
+
+		if (type < 0)
+			return cli_runtime_error("run", "--device %s: %s", o->devices[i], err);
+	}
+	if ((rc = run_group_create(o->limit, &d->group)))
+		return cli_runtime_error("run", "the tree's charge group: %s", strerror(-rc));
+	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
+		return cli_runtime_error("run", "getrandom: %s", strerror(errno));
+	snprintf(d->name, sizeof(d->name), "uswap-run-%d-%016llx", (int)getpid(),
+		 (unsigned long long)nonce);
+	len = strlen(d->name);
+	memcpy(sa.sun_path + 1, d->name, len); /* abstract: gone with us */
+	d->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (d->lfd < 0 ||
+	    bind(d->lfd, (struct sockaddr *)&sa,
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) ||
+	    listen(d->lfd, 64))
+		return cli_runtime_error("run", "the daemon's socket: %s", strerror(errno));
+	if ((rc = pthread_create(&d->accept_th, NULL, accept_main, d)))
+		return cli_runtime_error("run", "a thread: %s", strerror(rc));
+	d->accepting = true;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * The end: every process gone, the figures written as the agents' lines
+ * ---------------------------------------------------------------------- */
+
+/* Processes of the tree still connected when CMD ended (daemonized ones)
+ * cannot outlive their swap: SIGTERM, then SIGKILL @kill_after seconds
+ * later, as the guard does for CMD. */
+static void end_survivors(struct run_daemon *d, double kill_after)
+{
+	struct timespec step = { 0, 10 * 1000 * 1000 };
+	bool any = false;
+
+	for (struct run_client *c = d->clients; c; c = c->next)
+		if (!atomic_load(&c->ended) && c->pid > 0) {
+			kill(c->pid, SIGTERM);
+			any = true;
+		}
+	for (double t = 0; any && t < kill_after; t += 0.01) {
+		any = false;
+		for (struct run_client *c = d->clients; c; c = c->next)
+			any |= !atomic_load(&c->ended);
+		if (any)
+			nanosleep(&step, NULL);
+	}
+	for (struct run_client *c = d->clients; c; c = c->next)
+		if (!atomic_load(&c->ended) && c->pid > 0)
+			kill(c->pid, SIGKILL);
+}
+
+static json_object *orders(const uint64_t *v)
+{
+	json_object *a = json_object_new_array();
+
+	for (int o = 0; o < USWAP_NR_ORDERS; o++)
+		json_object_array_add(a, json_object_new_int64((int64_t)v[o]));
+	return a;
+}
+
+static json_object *devices(struct uswap *u)
+{
+	json_object *a = json_object_new_array();
+	struct uswap_device_info info;
+	struct uswap_zram_stat z;
+
+	for (int type = 0; type < USWAP_MAX_DEVICES; type++) {
+		json_object *o;
+
+		if (uswap_device_info(u, type, &info))
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "name", json_object_new_string(info.name));
+		json_object_object_add(o, "type", json_object_new_string(info.kind));
+		json_object_object_add(o, "prio", json_object_new_int(info.prio));
+		json_object_object_add(o, "size_kb", json_object_new_int64((int64_t)info.size_kb));
+		json_object_object_add(o, "used_kb", json_object_new_int64((int64_t)info.used_kb));
+		json_object_object_add(o, "write_errors",
+				       json_object_new_int64((int64_t)info.write_errors));
+		json_object_object_add(o, "read_errors",
+				       json_object_new_int64((int64_t)info.read_errors));
+		if (!uswap_device_zram_stat(u, type, &z)) {
+			json_object *zo = json_object_new_object();
+
+			json_object_object_add(zo, "algorithm", json_object_new_string(z.algo));
+			json_object_object_add(zo, "disksize", json_object_new_int64((int64_t)z.disksize));
+			json_object_object_add(zo, "orig_data_size",
+					       json_object_new_int64((int64_t)z.orig_data_size));
+			json_object_object_add(zo, "compr_data_size",
+					       json_object_new_int64((int64_t)z.compr_data_size));
+			json_object_object_add(zo, "mem_used_total",
+					       json_object_new_int64((int64_t)z.mem_used_total));
+			json_object_object_add(zo, "mem_limit", json_object_new_int64((int64_t)z.mem_limit));
+			json_object_object_add(zo, "mem_used_max",
+					       json_object_new_int64((int64_t)z.mem_used_max));
+			json_object_object_add(o, "zram", zo);
+		}
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+/* One process image's line, in the agent's format (run_stats.c adds them
+ * up); @root's carries the instance's counters and devices, which are the
+ * tree's, marked "daemon": the pools are uswap run's memory. */
+static void write_line(FILE *f, const struct run_client *c, struct uswap *u, bool root)
+{
+	json_object *o = json_object_new_object();
+	struct uswap_stats st = { .size = sizeof(st) };
+	const struct uswap_pager_stats *ps = &c->st;
+
+	if (!root || uswap_stats_get(u, &st))
+		memset(&st, 0, sizeof(st));
+	json_object_object_add(o, "pid", json_object_new_int(c->pid));
+	json_object_object_add(o, "image_ns", json_object_new_int64((int64_t)c->image_ns));
+	json_object_object_add(o, "root", json_object_new_boolean(root));
+	json_object_object_add(o, "daemon", json_object_new_boolean(true));
+	json_object_object_add(o, "cmd", json_object_new_string(c->comm));
+	json_object_object_add(o, "resident_bytes", json_object_new_int64(0));
+	json_object_object_add(o, "swpout", orders(st.swpout));
+	json_object_object_add(o, "swpout_fallback", orders(st.swpout_fallback));
+	json_object_object_add(o, "swpin", json_object_new_int64((int64_t)st.swpin));
+	json_object_object_add(o, "resident_peak_bytes",
+			       json_object_new_int64((int64_t)ps->resident_peak_bytes));
+	json_object_object_add(o, "limit_bytes", json_object_new_int64((int64_t)ps->limit_bytes));
+	json_object_object_add(o, "fault_count", json_object_new_int64((int64_t)ps->fault_count));
+	json_object_object_add(o, "fault_us_p50", json_object_new_double(ps->fault_ns_p50 / 1e3));
+	json_object_object_add(o, "fault_us_p99", json_object_new_double(ps->fault_ns_p99 / 1e3));
+	json_object_object_add(o, "evictions", json_object_new_int64((int64_t)ps->evictions));
+	json_object_object_add(o, "evict_zero", json_object_new_int64((int64_t)ps->evict_zero));
+	json_object_object_add(o, "evict_pinned", json_object_new_int64((int64_t)ps->evict_pinned));
+	json_object_object_add(o, "over_limit", json_object_new_int64((int64_t)ps->over_limit));
+	json_object_object_add(o, "read_errors", json_object_new_int64((int64_t)ps->read_errors));
+	json_object_object_add(o, "heap_fallbacks", json_object_new_int64((int64_t)c->fallbacks));
+	json_object_object_add(o, "devices", root ? devices(u) : json_object_new_array());
+	fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+}
+
+void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double kill_after,
+		    struct uswap_pager_group_stats *gs)
+{
+	struct run_client *root = NULL;
+	FILE *f;
+
+	if (d->accepting) {
+		shutdown(d->lfd, SHUT_RDWR); /* accept() returns */
+		pthread_join(d->accept_th, NULL);
+	}
+	if (d->lfd >= 0)
+		close(d->lfd);
+	end_survivors(d, kill_after);
+	for (struct run_client *c = d->clients; c; c = c->next)
+		pthread_join(c->th, NULL);
+	/* The root line: CMD's first image, else the first process. */
+	for (struct run_client *c = d->clients; c; c = c->next)
+		if (c->pid && (!root || (c->pid == cmd && (root->pid != cmd ||
+							   c->image_ns < root->image_ns))))
+			root = c;
+	f = stats ? fopen(stats, "a") : NULL;
+	for (struct run_client *c = d->clients; f && c; c = c->next)
+		if (c->pid)
+			write_line(f, c, d->u, c == root);
+	if (f)
+		fclose(f);
+	while (d->clients) {
+		struct run_client *c = d->clients;
+
+		d->clients = c->next;
+		pthread_mutex_destroy(&c->zap_lock);
+		free(c);
+	}
+	run_group_end(&d->group, gs);
+	if (d->u)
+		uswap_destroy(d->u);
+	d->u = NULL;
+}
