@@ -17,12 +17,15 @@
 #    is unmanaged.
 # The swap device is a file on tmpfs: its pages are the kernel's, not in
 # any process's RSS (the default zram devices live inside the program,
-# which the RSS bound would count). java and node are skipped, each with
+# which the RSS bound would count). java and node run a second time with
+# --daemon and the default zram devices, under the same bounds, always
+# checked: uswap run holds the pools, outside the tree. java and node are skipped, each with
 # a line, where they are not installed; without tmpfs the bounds are.
 # Skips (77) where `uswap run` cannot work here (see run_lib.sh).
 #
 # Usage: run_runtimes.sh USWAP RUN_HELPER
 set -u
+opts=
 uswap=$1
 helper=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/uswap-runtimes-test.XXXXXX") || exit 1
@@ -50,7 +53,7 @@ run() {
 	name=$1 limit=$2
 	shift 2
 	# shellcheck disable=SC2086 # $dev is an option and its value
-	"$uswap" run --limit "$limit" $dev --stats --json "$dir/$name.json" -- "$@" \
+	"$uswap" run --limit "$limit" ${opts:-$dev} --stats --json "$dir/$name.json" -- "$@" \
 		> "$dir/$name.out" 2> "$dir/$name.err"
 	rc=$?
 	[ $rc = 0 ] || { cat "$dir/$name.out" "$dir/$name.err"; fail "$name: exit status $rc"; }
@@ -72,7 +75,7 @@ print(sum(j["swpout"]), j["tree"]["anon_rss_peak_bytes"] >> 20,
 bounds() {
 	set -- "$1" "$2" $(facts "$1")
 	echo "# $1: $3 pages swapped out, tree peak $4 MiB, unmanaged $5 MiB, $6 MiB on swap"
-	[ -n "$dev" ] || return 0
+	[ -n "$dev" ] || [ -n "${opts:-}" ] || return 0
 	[ "$4" -le $(($2 * 11 / 10 + 16)) ] ||
 		fail "$1: the tree's anonymous RSS peaked at $4 MiB under a $2 MiB limit"
 	[ $(($5 * 100)) -le $((($4 + $6) * 5)) ] ||
@@ -112,6 +115,12 @@ EOF
 	run java 64M java -Xmx1g -cp "$dir" Big 384
 	grep -q "^verified 384 MiB" "$dir/java.out" || fail "java: $(cat "$dir/java.out")"
 	bounds java 64
+	# --daemon, the default zram devices: their pools are uswap run's.
+	opts=--daemon
+	run java-d 64M java -Xmx1g -cp "$dir" Big 384
+	grep -q "^verified 384 MiB" "$dir/java-d.out" || fail "java --daemon: $(cat "$dir/java-d.out")"
+	bounds java-d 64
+	opts=
 else
 	echo "# java: not installed (default-jdk-headless), not run"
 fi
@@ -136,6 +145,12 @@ EOF
 	run node 64M node "$dir/big.js" 384
 	grep -q "^verified 3145728 objects" "$dir/node.out" || fail "node: $(cat "$dir/node.out")"
 	bounds node 64
+	opts=--daemon
+	run node-d 64M node "$dir/big.js" 384
+	grep -q "^verified 3145728 objects" "$dir/node-d.out" ||
+		fail "node --daemon: $(cat "$dir/node-d.out")"
+	bounds node-d 64
+	opts=
 else
 	echo "# node: not installed (nodejs), not run"
 fi

@@ -49,6 +49,8 @@ struct run_client {
 	struct uswap_pager *pg;
 	struct uswap_pager_stats st; /* at its end */
 	uint64_t fallbacks;
+	json_object *devices;        /* the devices at its end, before its
+					slots went */
 	_Atomic bool ended;
 };
 
@@ -173,6 +175,8 @@ static int64_t client_call(struct run_client *c, const struct uswap_daemon_req *
 	}
 }
 
+static json_object *devices(struct uswap *u);
+
 static void *client_main(void *arg)
 {
 	struct run_client *c = arg;
@@ -192,6 +196,7 @@ static void *client_main(void *arg)
 		}
 		c->st.size = sizeof(c->st);
 		uswap_pager_stats_get(c->pg, &c->st);
+		c->devices = devices(c->d->u);
 		uswap_pager_destroy(c->pg); /* its slots go */
 		c->pg = NULL;
 	}
@@ -396,7 +401,8 @@ static void write_line(FILE *f, const struct run_client *c, struct uswap *u, boo
 	json_object_object_add(o, "over_limit", json_object_new_int64((int64_t)ps->over_limit));
 	json_object_object_add(o, "read_errors", json_object_new_int64((int64_t)ps->read_errors));
 	json_object_object_add(o, "heap_fallbacks", json_object_new_int64((int64_t)c->fallbacks));
-	json_object_object_add(o, "devices", root ? devices(u) : json_object_new_array());
+	json_object_object_add(o, "devices", root && c->devices ? json_object_get(c->devices)
+							     : json_object_new_array());
 	fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 }
@@ -416,10 +422,11 @@ void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double k
 	end_survivors(d, kill_after);
 	for (struct run_client *c = d->clients; c; c = c->next)
 		pthread_join(c->th, NULL);
-	/* The root line: CMD's first image, else the first process. */
+	/* The root line: CMD's last image (after the shells and shims it
+	 * exec'd through: the program), else any process's. */
 	for (struct run_client *c = d->clients; c; c = c->next)
 		if (c->pid && (!root || (c->pid == cmd && (root->pid != cmd ||
-							   c->image_ns < root->image_ns))))
+							   c->image_ns > root->image_ns))))
 			root = c;
 	f = stats ? fopen(stats, "a") : NULL;
 	for (struct run_client *c = d->clients; f && c; c = c->next)
@@ -431,6 +438,7 @@ void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double k
 		struct run_client *c = d->clients;
 
 		d->clients = c->next;
+		json_object_put(c->devices);
 		pthread_mutex_destroy(&c->zap_lock);
 		free(c);
 	}

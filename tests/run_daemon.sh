@@ -1,0 +1,171 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Description: `uswap run --daemon`, one swap subsystem for CMD's whole
+# tree (issue "One swap subsystem per program", items 1, 4, 5), with the
+# default devices (four zram devices, whose pools are uswap run's memory):
+#  - python holds 128 MiB of random bytes (nothing compresses) under
+#    --limit 32M and checks them twice: the tree's anonymous RSS stays
+#    under the limit x 1.1 + 16 MiB (in-process pools put it past 160 MiB),
+#    and --stats says where the pools are;
+#  - a multiprocessing fork pool of 4 workers with 48 MiB each, and a
+#    forked child that checks its parent's 64 MiB, under --limit 64M: every
+#    result right, one group for the tree;
+#  - stress-ng --vm 4 --vm-bytes 128M --verify under --limit 128M (where
+#    installed): verified, the tree within the same bound;
+#  - a process of the tree killed with SIGKILL while others run: the rest
+#    goes on and checks its data;
+#  - uswap run killed with SIGKILL: a grandchild (not CMD, which the guard
+#    ends) ends at once, saying why, instead of running on without its
+#    swapped pages;
+#  - --daemon with --trace is a usage error (exit 2).
+# Skips (77) where `uswap run` cannot work here (see run_lib.sh).
+#
+# Usage: run_daemon.sh USWAP
+set -u
+uswap=$1
+dir=$(mktemp -d "${TMPDIR:-/tmp}/uswap-daemon-test.XXXXXX") || exit 1
+trap 'rm -rf "$dir"' EXIT INT TERM
+. "$(dirname "$0")/run_lib.sh"
+mkdir -m 700 "$dir/xdg"
+export XDG_RUNTIME_DIR="$dir/xdg"
+unset MALLOC_PERTURB_ # glibc would fill the agent's untouched tables
+run_probe "$uswap" "$dir"
+python=$(command -v python3) || { echo "SKIP: no python3"; exit 77; }
+
+# run NAME LIMIT CMD...: CMD under uswap run --daemon, JSON in NAME.json;
+# exit 0 within 300 s or fail with its output.
+run() {
+	name=$1 limit=$2
+	shift 2
+	run_watched 300 "$dir/$name.out" "$uswap" run --daemon --limit "$limit" --stats \
+		--json "$dir/$name.json" -- "$@"
+	rc=$?
+	[ $rc = 0 ] || { cat "$dir/$name.out"; fail "$name: exit status $rc"; }
+}
+
+# tree_peak NAME: the tree's anonymous RSS peak (MiB), the pools' peak in
+# uswap run (MiB), the group's members.
+facts() {
+	python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+print(j["tree"]["anon_rss_peak_bytes"] >> 20, j.get("daemon_zram_pool_peak_bytes", 0) >> 20,
+      j["group"]["members"], j["group"]["limit_bytes"] >> 20)' "$dir/$1.json" ||
+		fail "$1: no statistics in the JSON: $(cat "$dir/$1.json")"
+}
+
+# bound NAME LIMIT_MIB PEAK_MIB
+bound() {
+	[ "$3" -le $(($2 * 11 / 10 + 16)) ] ||
+		fail "$1: the tree's anonymous RSS peaked at $3 MiB under a $2 MiB limit"
+}
+
+cat > "$dir/random.py" << 'EOF'
+import hashlib, os
+blocks = [os.urandom(1 << 20) for _ in range(128)]
+sums = [hashlib.sha256(b).digest() for b in blocks]
+for _ in range(2):
+    for b, s in zip(blocks, sums):
+        assert hashlib.sha256(b).digest() == s
+print("random: ok")
+EOF
+run random 32M "$python" "$dir/random.py"
+grep -q "^random: ok" "$dir/random.out" || fail "random: $(cat "$dir/random.out")"
+set -- $(facts random)
+echo "# random: tree peak $1 MiB, pools in uswap run $2 MiB"
+bound random 32 "$1"
+[ "$2" -ge 64 ] || fail "random: the pools in uswap run peaked at $2 MiB for 128 MiB swapped"
+grep -q "zram pools up to .* in uswap run (--daemon), outside the tree" "$dir/random.out" ||
+	fail "random: --stats does not say where the pools are: $(cat "$dir/random.out")"
+
+cat > "$dir/pool.py" << 'EOF'
+import hashlib, multiprocessing as mp, os
+def work(i):
+    blocks = [os.urandom(1 << 20) for _ in range(48)]
+    sums = [hashlib.sha256(b).digest() for b in blocks]
+    return all(hashlib.sha256(b).digest() == s for b, s in zip(blocks, sums))
+if __name__ == "__main__":
+    big = os.urandom(64 << 20)
+    want = hashlib.sha256(big).digest()
+    with mp.get_context("fork").Pool(4) as p:
+        assert all(p.map(work, range(8)))
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if hashlib.sha256(big).digest() == want else 3)
+    assert os.waitpid(pid, 0)[1] == 0, "the forked child read other bytes"
+    assert hashlib.sha256(big).digest() == want
+    print("pool: ok")
+EOF
+run pool 64M "$python" "$dir/pool.py"
+grep -q "^pool: ok" "$dir/pool.out" || fail "pool: $(cat "$dir/pool.out")"
+set -- $(facts pool)
+echo "# pool: tree peak $1 MiB, $3 members of one group of $4 MiB"
+[ "$3" -ge 6 ] || fail "pool: $3 processes joined the tree's group"
+[ "$4" = 64 ] || fail "pool: the group's limit is $4 MiB"
+
+if command -v stress-ng > /dev/null; then
+	run stress 128M stress-ng --vm 4 --vm-bytes 128M --verify -t 10
+	grep -q "successful run completed" "$dir/stress.out" || fail "stress-ng: $(cat "$dir/stress.out")"
+	set -- $(facts stress)
+	echo "# stress-ng --vm 4: tree peak $1 MiB"
+	bound stress 128 "$1"
+else
+	echo "# stress-ng: not installed, not run"
+fi
+
+# One process of the tree killed: the others go on.
+cat > "$dir/kill.py" << 'EOF'
+import hashlib, os, signal, time
+mine = os.urandom(32 << 20)
+want = hashlib.sha256(mine).digest()
+pid = os.fork()
+if pid == 0:
+    theirs = os.urandom(32 << 20)
+    while True:
+        hashlib.sha256(theirs).digest()
+time.sleep(1)
+os.kill(pid, signal.SIGKILL)
+assert os.waitpid(pid, 0)[1] == signal.SIGKILL
+more = os.urandom(32 << 20)
+assert hashlib.sha256(mine).digest() == want
+print("kill: ok")
+EOF
+run kill 16M "$python" "$dir/kill.py"
+grep -q "^kill: ok" "$dir/kill.out" || fail "kill: $(cat "$dir/kill.out")"
+
+# uswap run killed: its tree cannot run on without its swap.
+cat > "$dir/hold.py" << 'EOF'
+import os, time
+blocks = [os.urandom(1 << 20) for _ in range(48)]
+open(os.environ["READY"], "w").write(str(os.getpid()))
+while True:
+    for b in blocks:
+        b[0]
+    time.sleep(0.01)
+EOF
+READY=$dir/ready "$uswap" run --daemon --limit 16M -- sh -c "'$python' '$dir/hold.py' & wait" \
+	> "$dir/hold.out" 2>&1 &
+run_pid=$!
+for _ in $(seq 100); do
+	[ -s "$dir/ready" ] && break
+	sleep 0.1
+done
+[ -s "$dir/ready" ] || { kill -KILL $run_pid; fail "hold: python did not start: $(cat "$dir/hold.out")"; }
+py=$(cat "$dir/ready")
+kill -KILL $run_pid
+wait $run_pid 2>/dev/null
+for _ in $(seq 50); do
+	kill -0 "$py" 2>/dev/null || break
+	sleep 0.1
+done
+if kill -0 "$py" 2>/dev/null; then
+	kill -KILL "$py"
+	fail "hold: the grandchild ran on 5 s after uswap run was killed"
+fi
+grep -q "is gone: the process ends" "$dir/hold.out" || fail "hold: no word of why: $(cat "$dir/hold.out")"
+echo "# hold: the grandchild ended with uswap run"
+
+"$uswap" run --daemon --trace "$dir/t.trace" -- true 2> "$dir/usage.err"
+[ $? = 2 ] || fail "--daemon --trace: not a usage error: $(cat "$dir/usage.err")"
+echo "ok"
