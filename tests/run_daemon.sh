@@ -11,6 +11,10 @@
 #  - a multiprocessing fork pool of 4 workers with 48 MiB each, and a
 #    forked child that checks its parent's 64 MiB, under --limit 64M: every
 #    result right, one group for the tree;
+#  - bench/fork_swapped.py 512 under --limit 64M, with the zram devices
+#    and with a swap file on tmpfs: the child shares the parent's swapped
+#    slots, both verify, the parent's peak RSS stays under 160 MiB (the
+#    fork does not read back);
 #  - stress-ng --vm 4 --vm-bytes 128M --verify under --limit 128M (where
 #    installed): verified, the tree within the same bound;
 #  - a process of the tree killed with SIGKILL while others run: the rest
@@ -21,9 +25,10 @@
 #  - --daemon with --trace is a usage error (exit 2).
 # Skips (77) where `uswap run` cannot work here (see run_lib.sh).
 #
-# Usage: run_daemon.sh USWAP
+# Usage: run_daemon.sh USWAP SOURCE_DIR
 set -u
 uswap=$1
+src=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/uswap-daemon-test.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT INT TERM
 . "$(dirname "$0")/run_lib.sh"
@@ -103,6 +108,35 @@ set -- $(facts pool)
 echo "# pool: tree peak $1 MiB, $3 members of one group of $4 MiB"
 [ "$3" -ge 6 ] || fail "pool: $3 processes joined the tree's group"
 [ "$4" = 64 ] || fail "pool: the group's limit is $4 MiB"
+
+# A fork with 512 MiB swapped out: the child shares the parent's slots
+# (uswap_pager_share_*()), nothing is read back; both verify and write
+# their own pages. With the read-back the parent's peak RSS passed 512 MiB.
+fork_run() {
+	name=$1
+	shift
+	run_watched 300 "$dir/$name.out" "$uswap" run --daemon --limit 64M "$@" -- \
+		"$python" "$src/bench/fork_swapped.py" 512
+	rc=$?
+	[ $rc = 0 ] || { cat "$dir/$name.out"; fail "$name: exit status $rc"; }
+	grep -q "^verified 512 MiB in parent and child" "$dir/$name.out" ||
+		fail "$name: $(cat "$dir/$name.out")"
+	rss=$(sed -n 's/.*maxrss_mib=\([0-9]*\).*/\1/p' "$dir/$name.out")
+	echo "# $name: $(grep -o 'fork_ms=[0-9.]*' "$dir/$name.out"), parent's peak RSS $rss MiB"
+	[ -n "$rss" ] && [ "$rss" -le 160 ] ||
+		fail "$name: the parent's peak RSS was ${rss:-?} MiB: the fork read its memory back"
+}
+fork_run fork
+# A file tier too: its slots are shared the same way (one instance).
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] && command -v mkswap > /dev/null; then
+	shm=$(mktemp -d /dev/shm/uswap-daemon.XXXXXX) || fail "mktemp in /dev/shm"
+	trap 'rm -rf "$dir" "$shm"' EXIT INT TERM
+	fallocate -l 1G "$shm/swap" && chmod 600 "$shm/swap" &&
+		mkswap "$shm/swap" > /dev/null || fail "mkswap on tmpfs"
+	fork_run fork-file --device "file:$shm/swap"
+else
+	echo "# no tmpfs at /dev/shm: the fork over a file tier not run"
+fi
 
 if command -v stress-ng > /dev/null; then
 	run stress 128M stress-ng --vm 4 --vm-bytes 128M --verify -t 10

@@ -44,6 +44,12 @@
  * libc's and cmocka's pages, a zap being answered. */
 #define RSS_SLACK (3u << 20)
 
+struct hello {
+	uint64_t addr;          /* 0: the open failed, caps is its errno */
+	unsigned int caps;
+	pid_t pid;
+};
+
 struct zap_req {
 	uint32_t n;
 	struct { uint64_t addr, len; } r[ZAP_MAX];
@@ -120,56 +126,110 @@ static void *child_zapper(void *arg)
 	}
 }
 
-/* Hand the server a descriptor and the region's address over @sock. */
-static int send_fd(int sock, int fd, const void *data, size_t len)
+/* Send @data with the @n descriptors @fds over @sock (SCM_RIGHTS). */
+static int send_fds(int sock, const int *fds, unsigned int n, const void *data, size_t len)
 {
-	char ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+	char ctl[CMSG_SPACE(2 * sizeof(int))] = { 0 };
 	struct iovec io = { (void *)data, len };
 	struct msghdr mh = { .msg_iov = &io, .msg_iovlen = 1,
-			     .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+			     .msg_control = ctl, .msg_controllen = CMSG_SPACE(n * sizeof(int)) };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	c->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, n * sizeof(int));
 	return sendmsg(sock, &mh, 0) == (ssize_t)len ? 0 : -1;
 }
 
-/* Exit status: 0 all verified; 2 setup failed; 3 + min(bad, 100) pages
- * wrong. A second socket (@ctl) says when the server is ready. */
-static void __attribute__((noreturn)) child_main(int zsock, int ctl)
+static void __attribute__((noreturn)) forker(char *m, int ctl);
+
+/* Hand our userfaultfd and region to the server on @ctl, answer zaps on
+ * @zsock; wait for its go. Return: 0, or -1 (setup failed). */
+static int child_hello(char *m, int zsock, int ctl)
 {
-	struct { uint64_t addr; unsigned int caps; } hello;
-	unsigned long bad = 0;
+	struct hello hello = { .pid = getpid() };
 	pthread_t th;
 	char go;
 	int fd = uswap_pager_target_open(USWAP_PAGER_KERNEL_FAULTS, &hello.caps);
-	char *m = mmap(NULL, SPAN, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (fd < 0) {
 		hello.addr = 0;
 		hello.caps = (unsigned int)-fd;
 		send(ctl, &hello, sizeof(hello), 0);
-		_exit(2);
+		return -1;
 	}
+	hello.addr = (uintptr_t)m;
+	if (send_fds(ctl, &fd, 1, &hello, sizeof(hello)))
+		return -1;
+	close(fd);
+	if (pthread_create(&th, NULL, child_zapper, (void *)(intptr_t)zsock))
+		return -1;
+	pthread_detach(th);
+	return recv(ctl, &go, 1, 0) == 1 ? 0 : -1;
+}
+
+/* Exit status: 0 all verified; 2 setup failed; 3 + min(bad, 100) pages
+ * wrong. A second socket (@ctl) says when the server is ready. With
+ * @fork_too, the target forks after its first pass (forker()). */
+static void __attribute__((noreturn)) child_main(int zsock, int ctl, bool fork_too)
+{
+	unsigned long bad = 0;
+	char *m = mmap(NULL, SPAN, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
 	if (m == MAP_FAILED)
 		_exit(2);
 	madvise(m, SPAN, MADV_NOHUGEPAGE);
-	hello.addr = (uintptr_t)m;
-	if (send_fd(ctl, fd, &hello, sizeof(hello)))
+	if (child_hello(m, zsock, ctl))
 		_exit(2);
-	close(fd);
-	if (pthread_create(&th, NULL, child_zapper, (void *)(intptr_t)zsock))
-		_exit(2);
-	if (recv(ctl, &go, 1, 0) != 1)
-		_exit(2);
+	if (fork_too)
+		forker(m, ctl);
 	for (unsigned int pass = 0; pass < PASSES; pass++) {
 		child_fill(m, pass);
 		bad += child_check(m, pass);
 		bad += child_check(m, pass); /* again: every page back from swap */
 	}
+	_exit(bad ? 3 + (int)(bad < 100 ? bad : 100) : 0);
+}
+
+/* The forking target: pass 0 written (most of it swapped out), then a
+ * fork announced to the server ("F", with the sockets the child will
+ * use); the child checks pass 0 (its shared swapped-out folios) and
+ * writes its own data; the parent checks pass 0 and writes other data.
+ * Exit: as child_main(), both processes' results. */
+static void __attribute__((noreturn)) forker(char *m, int ctl)
+{
+	int zs[2], cs[2], theirs[2], st;
+	unsigned long bad = 0;
+	char ack;
+	pid_t pid;
+
+	child_fill(m, 0);
+	bad += child_check(m, 0);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, zs) ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs))
+		_exit(2);
+	theirs[0] = zs[0];
+	theirs[1] = cs[0];
+	if (send_fds(ctl, theirs, 2, "F", 1) || recv(ctl, &ack, 1, 0) != 1)
+		_exit(2);
+	pid = fork();
+	if (pid == 0) {
+		if (child_hello(m, zs[1], cs[1]))
+			_exit(2);
+		bad += child_check(m, 0);
+		child_fill(m, 7);
+		bad += child_check(m, 7);
+		_exit(bad ? 3 + (int)(bad < 100 ? bad : 100) : 0);
+	}
+	if (pid < 0 || send(ctl, "P", 1, 0) != 1)
+		_exit(2);
+	bad += child_check(m, 0);
+	child_fill(m, 1);
+	bad += child_check(m, 1);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		_exit(WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st) : 2);
 	_exit(bad ? 3 + (int)(bad < 100 ? bad : 100) : 0);
 }
 
@@ -200,35 +260,19 @@ static int zap(void *arg, const struct iovec *r, unsigned int n)
 }
 
 /* Fork a target and take its descriptor and region address. */
-static void target_spawn(struct target *t, int *ctl)
+/* The target's hello on @ctl: its region, caps, pid and userfaultfd. */
+static void target_hello(struct target *t, int ctl)
 {
-	int zs[2], cs[2];
-	struct { uint64_t addr; unsigned int caps; } hello;
+	struct hello hello;
 	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec io = { &hello, sizeof(hello) };
 	struct msghdr mh = { .msg_iov = &io, .msg_iovlen = 1,
 			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c;
 
-	memset(t, 0, sizeof(*t));
-	t->uffd = -1;
-	t_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, zs), 0);
-	t_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs), 0);
-	t->pid = fork();
-	if (t->pid == 0) {
-		close(zs[0]);
-		close(cs[0]);
-		child_main(zs[1], cs[1]);
-	}
-	t_true(t->pid > 0);
-	close(zs[1]);
-	close(cs[1]);
-	t->sock = zs[0];
-	*ctl = cs[0];
-	pthread_mutex_init(&t->lock, NULL);
-	t_eq(recvmsg(*ctl, &mh, 0), (ssize_t)sizeof(hello));
+	t_eq(recvmsg(ctl, &mh, 0), (ssize_t)sizeof(hello));
 	if (!hello.addr) {
-		kill(t->pid, SIGKILL);
+		kill(hello.pid, SIGKILL);
 		waitpid(t->pid, NULL, 0);
 		if (hello.caps == EPERM || hello.caps == ENOSYS)
 			t_skip("no userfaultfd for kernel faults here (run as root, kernel 5.7+)");
@@ -239,6 +283,40 @@ static void target_spawn(struct target *t, int *ctl)
 	memcpy(&t->uffd, CMSG_DATA(c), sizeof(int));
 	t->addr = (char *)(uintptr_t)hello.addr;
 	t->caps = hello.caps;
+	t->pid = hello.pid;
+}
+
+/* Fork a target (forker() after its first pass with @fork_too) and take
+ * its descriptor and region address. */
+static void target_spawn_mode(struct target *t, int *ctl, bool fork_too)
+{
+	int zs[2], cs[2];
+	pid_t pid;
+
+	memset(t, 0, sizeof(*t));
+	t->uffd = -1;
+	t_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, zs), 0);
+	t_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs), 0);
+	pid = fork();
+	if (pid == 0) {
+		close(zs[0]);
+		close(cs[0]);
+		child_main(zs[1], cs[1], fork_too);
+	}
+	t_true(pid > 0);
+	close(zs[1]);
+	close(cs[1]);
+	t->pid = pid;
+	t->sock = zs[0];
+	*ctl = cs[0];
+	pthread_mutex_init(&t->lock, NULL);
+	target_hello(t, *ctl);
+	t_eq(t->pid, pid);
+}
+
+static void target_spawn(struct target *t, int *ctl)
+{
+	target_spawn_mode(t, ctl, false);
 }
 
 static void target_serve(struct target *t, struct uswap *u, void *group)
@@ -427,6 +505,104 @@ static void test_target_killed(void **state)
 	uswap_destroy(u);
 }
 
+/* The forking target's "F": the two sockets its child will use. */
+static void recv_fork(int ctl, int *zap_sock, int *child_ctl)
+{
+	char m = 0, cbuf[CMSG_SPACE(2 * sizeof(int))];
+	struct iovec io = { &m, 1 };
+	struct msghdr mh = { .msg_iov = &io, .msg_iovlen = 1,
+			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int fds[2];
+
+	t_eq(recvmsg(ctl, &mh, 0), 1);
+	t_eq(m, 'F');
+	c = CMSG_FIRSTHDR(&mh);
+	t_true(c && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(fds)));
+	memcpy(fds, CMSG_DATA(c), sizeof(fds));
+	*zap_sock = fds[0];
+	*child_ctl = fds[1];
+}
+
+/* A target forks with most of its 16 MiB swapped out: the child's pager
+ * takes those folios on the parent's slots (uswap_pager_share_*()),
+ * nothing read for the fork; the child reads the parent's data, then
+ * each process writes and checks its own; once both are gone no slot
+ * is left. */
+static void test_target_fork_shares(void **state)
+{
+	struct target t, g;
+	struct uswap_pager_share *sh = NULL;
+	uint64_t peak;
+	int ctl, gctl, status;
+	long taken;
+	char m = 0;
+	struct uswap *u;
+
+#if defined(__SANITIZE_THREAD__)
+	t_skip("TSan: the target starts a thread after forking a threaded process");
+#endif
+	target_spawn_mode(&t, &ctl, true);
+	u = instance();
+	target_serve(&t, u, NULL);
+	go(ctl);
+	memset(&g, 0, sizeof(g));
+	g.uffd = -1;
+	recv_fork(ctl, &g.sock, &gctl);
+	pthread_mutex_init(&g.lock, NULL);
+	t_eq(uswap_pager_share_prepare(t.pg, &sh), 0); /* nothing read in */
+	t_eq(send(ctl, "f", 1, 0), 1);
+	target_hello(&g, gctl);
+	target_serve(&g, u, NULL);
+	taken = uswap_pager_share_child(g.pg, sh);
+	print_message("fork: the child took %ld swapped-out folios of %u\n", taken,
+		      SPAN / PAGE);
+	go(gctl); /* before any assertion: a failed one leaves nobody waiting */
+	t_eq(recv(ctl, &m, 1, 0), 1);
+	t_eq(m, 'P');
+	uswap_pager_share_parent(t.pg);
+	targets_wait(&t, 1, &peak, &status);
+	t_true(taken >= (long)((SPAN - 2 * LIMIT) / PAGE));
+	t_true(WIFEXITED(status));
+	t_eq(WEXITSTATUS(status), 0); /* the child's status is in it */
+	target_end(&g);
+	target_end(&t);
+	close(ctl);
+	close(gctl);
+	t_eq(t_total_inuse(u), 0);
+	uswap_destroy(u);
+}
+
+/* A fork that never had a child: the record's references go (else the
+ * slots would outlive both pagers). */
+static void test_share_unused(void **state)
+{
+	struct target t;
+	struct uswap_pager_share *sh = NULL;
+	uint64_t peak;
+	int ctl, status;
+	struct uswap *u;
+
+	target_spawn(&t, &ctl);
+	u = instance();
+	target_serve(&t, u, NULL);
+	go(ctl);
+	/* Until a good part of it is out. */
+	for (int i = 0; i < 2000 && t_total_inuse(u) < SPAN / PAGE / 2; i++)
+		nanosleep(&(struct timespec){ 0, 1000 * 1000 }, NULL);
+	t_eq(uswap_pager_share_prepare(t.pg, &sh), 0);
+	uswap_pager_share_parent(t.pg);
+	uswap_pager_share_free(sh);
+	t_eq(uswap_pager_share_child(NULL, NULL), -EINVAL);
+	targets_wait(&t, 1, &peak, &status);
+	t_true(WIFEXITED(status));
+	t_eq(WEXITSTATUS(status), 0);
+	target_end(&t);
+	close(ctl);
+	t_eq(t_total_inuse(u), 0);
+	uswap_destroy(u);
+}
+
 static int nozap(void *arg, const struct iovec *r, unsigned int n)
 {
 	return 0;
@@ -476,6 +652,8 @@ int main(void)
 		cmocka_unit_test(test_target_round_trip),
 		cmocka_unit_test(test_two_targets_one_group),
 		cmocka_unit_test(test_target_killed),
+		cmocka_unit_test(test_target_fork_shares),
+		cmocka_unit_test(test_share_unused),
 		cmocka_unit_test(test_target_bad_input),
 	};
 

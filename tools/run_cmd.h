@@ -83,6 +83,7 @@ void run_group_end(struct run_group *g, struct uswap_pager_group_stats *st);
 /* run_daemon.c: `uswap run --daemon`, the tree's swap subsystem in this
  * process (<uswap/daemon.h>). */
 struct run_client;
+struct run_share;
 struct run_daemon {
 	struct uswap *u;             /* the devices, the swap cache */
 	struct run_group group;      /* the tree's limit */
@@ -94,6 +95,8 @@ struct run_daemon {
 	bool accepting;
 	pthread_mutex_t lock;        /* clients */
 	struct run_client *clients;  /* every connection, ended ones too */
+	struct run_share *shares;    /* forks not yet taken by their child */
+	uint64_t share_tokens;       /* the last token given */
 };
 /* Swap the devices on, make the group, listen. Return: 0 or the CLI's
  * runtime-error status (said); run_daemon_end() cleans up either way. */

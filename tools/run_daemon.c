@@ -158,11 +158,65 @@ static int client_hello(struct run_client *c)
 	return rc;
 }
 
+/* A fork's record of the parent's swapped-out folios, until its child
+ * takes it (by token: the parent may fork again, or end, first). One that
+ * no child takes (a failed fork) holds its slots until the run ends. */
+struct run_share {
+	struct run_share *next;
+	uint64_t token;
+	struct uswap_pager_share *s;
+};
+
+static int64_t fork_prepare(struct run_client *c)
+{
+	struct run_daemon *d = c->d;
+	struct run_share *sh = calloc(1, sizeof(*sh));
+	long rc;
+
+	if (!sh)
+		return -ENOMEM;
+	rc = uswap_pager_share_prepare(c->pg, &sh->s);
+	if (rc < 0) {
+		free(sh);
+		return rc;
+	}
+	pthread_mutex_lock(&d->lock);
+	sh->token = ++d->share_tokens;
+	sh->next = d->shares;
+	d->shares = sh;
+	pthread_mutex_unlock(&d->lock);
+	return (int64_t)sh->token;
+}
+
+static int64_t fork_child(struct run_client *c, uint64_t token)
+{
+	struct run_daemon *d = c->d;
+	struct run_share **pp, *sh = NULL;
+	long rc;
+
+	pthread_mutex_lock(&d->lock);
+	for (pp = &d->shares; *pp; pp = &(*pp)->next)
+		if ((*pp)->token == token) {
+			sh = *pp;
+			*pp = sh->next;
+			break;
+		}
+	pthread_mutex_unlock(&d->lock);
+	if (!sh)
+		return -ENOENT;
+	rc = uswap_pager_share_child(c->pg, sh->s);
+	free(sh);
+	return rc;
+}
+
 static int64_t client_call(struct run_client *c, const struct uswap_daemon_req *q)
 {
 	void *a = (void *)(uintptr_t)q->addr;
 
 	switch (q->op) {
+	case USWAP_DOP_FORK_PREPARE: return fork_prepare(c);
+	case USWAP_DOP_FORK_PARENT:  uswap_pager_share_parent(c->pg); return 0;
+	case USWAP_DOP_FORK_CHILD:   return fork_child(c, q->arg);
 	case USWAP_DOP_ADOPT:    return uswap_region_adopt(c->pg, a, q->len);
 	case USWAP_DOP_DISOWN:   return uswap_region_disown(c->pg, a);
 	case USWAP_DOP_REPLACED: return uswap_region_replaced(c->pg, a, q->len, q->arg != 0);
@@ -434,6 +488,13 @@ void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double k
 			write_line(f, c, d->u, c == root);
 	if (f)
 		fclose(f);
+	while (d->shares) { /* forks whose child never came */
+		struct run_share *sh = d->shares;
+
+		d->shares = sh->next;
+		uswap_pager_share_free(sh->s);
+		free(sh);
+	}
 	while (d->clients) {
 		struct run_client *c = d->clients;
 

@@ -36,6 +36,11 @@ enum uswap_daemon_op {
 	USWAP_DOP_RELEASE,    /* uswap_pager_release() */
 	USWAP_DOP_FALLBACKS,  /* arg: allocations the heap could not take so
 				 far (for the stats); no reply */
+	USWAP_DOP_FORK_PREPARE, /* uswap_pager_share_prepare(): rc is a token
+				   (> 0) the fork's child names */
+	USWAP_DOP_FORK_PARENT,  /* uswap_pager_share_parent() */
+	USWAP_DOP_FORK_CHILD,   /* in the child, its copies adopted: arg is the
+				   token; uswap_pager_share_child() */
 };
 
 struct uswap_daemon_req {

@@ -145,6 +145,45 @@ struct uswap_pager_target {
 };
 
 /*
+ * Fork of a served process, without reading back (share.c): the child's
+ * pager shares the parent's swapped-out folios on the same slots, each
+ * slot's count raised (uswap_dup()), as the kernel's fork shares swap
+ * entries; either process's access brings a private copy in, and a slot
+ * is freed with its last reference. For pagers of one instance (a swap
+ * daemon's); any tier, files and NBD exports too.
+ *
+ * uswap_pager_share_prepare() - just before the target forks: stop
+ * eviction in @p, wait for the reclaim passes in flight, and record every
+ * swapped-out folio with one more reference to each of its slots, in
+ * *@out. A folio whose count cannot be raised (a count at its most, no
+ * memory) is read in instead, over the limit: the fork copies it.
+ * Return: folios read in that way (usually 0); -EINVAL; -ENOMEM (nothing
+ * recorded, eviction not stopped). Thread-safety: any thread; waits for
+ * faults in flight. Follow with uswap_pager_share_parent(@p) once the
+ * fork is done (whatever it returned).
+ */
+struct uswap_pager_share;
+USWAP_API long uswap_pager_share_prepare(struct uswap_pager *p,
+					 struct uswap_pager_share **out);
+/* uswap_pager_share_parent() - the fork is done: eviction goes on. */
+USWAP_API void uswap_pager_share_parent(struct uswap_pager *p);
+/*
+ * uswap_pager_share_child() - @child, the fork child's pager, which has
+ * adopted the child's copies of the parent's regions at the same
+ * addresses, takes each recorded folio that it has with no page present
+ * (the fork copied it unmapped), as swapped out on the recorded slots.
+ * The other records' references are dropped (the child has those pages:
+ * the parent faulted them in before the fork). Frees @s.
+ * Return: folios taken; -EINVAL (@s NULL; @child NULL, of another
+ * instance or order: @s is freed all the same). Thread-safety: any
+ * thread; waits for @child's faults in flight.
+ */
+USWAP_API long uswap_pager_share_child(struct uswap_pager *child, struct uswap_pager_share *s);
+/* uswap_pager_share_free() - drop a record no child took (a failed fork,
+ * a child that never came): its references go. NULL is a no-op. */
+USWAP_API void uswap_pager_share_free(struct uswap_pager_share *s);
+
+/*
  * uswap_pager_target_open() - in the process to be served: open a
  * userfaultfd as uswap_pager_create() would (@flags: USWAP_PAGER_KERNEL_FAULTS,
  * USWAP_PAGER_NO_POISON; others are ignored) and say in *@caps what it

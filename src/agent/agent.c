@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -446,17 +447,28 @@ static bool fork_copies(void)
 
 static bool fork_copy;          /* this fork: fork_copies() at prepare */
 
+/* Read every swapped-out folio in before the fork, held in (hold.c). */
+static void hold_for_fork(void)
+{
+	int rc = agent_pg_hold();
+
+	if (rc) /* those folios fault with SIGBUS in both, as before */
+		fprintf(stderr, "uswap run: agent: before fork: %s\n", strerror(-rc));
+}
+
+/* --daemon: the token of this fork's record of the swapped-out folios
+ * (uswap_pager_share_prepare() in uswap run), which the child names to
+ * take them; 0: none (the parent read them in instead). */
+static uint64_t fork_share;
+
 static void prepare_fork(void)
 {
 	pthread_mutex_lock(&fork_lock);
 	t_internal++;
 	fork_copy = !agent.detached && agent.p && fork_copies();
-	if (agent_has_pager() && !fork_copy) {
-		int rc = agent_pg_hold();
-
-		if (rc) /* those folios fault with SIGBUS in both, as before */
-			fprintf(stderr, "uswap run: agent: before fork: %s\n", strerror(-rc));
-	}
+	fork_share = 0;
+	if (agent_has_pager() && !fork_copy && !agent.remote)
+		hold_for_fork();
 	agent_adopt_lock();
 	agent_mmap_lock();
 	/* Last: from here a fault on the heap waits until the fork is done,
@@ -464,6 +476,16 @@ static void prepare_fork(void)
 	 * the pager's (adopt.c). */
 	if (fork_copy)
 		uswap_pager_fork_prepare(agent.p);
+	if (agent_has_pager() && agent.remote) {
+		/* With the mapping tables held: nothing is discarded or
+		 * remapped between the record and the fork. */
+		long token = agent_daemon_call(USWAP_DOP_FORK_PREPARE, NULL, 0, 0);
+
+		if (token > 0)
+			fork_share = (uint64_t)token;
+		else
+			hold_for_fork();
+	}
 	if (agent.remote)
 		agent_daemon_fork_lock();
 }
@@ -476,7 +498,9 @@ static void parent_after_fork(void)
 		uswap_pager_fork_parent(agent.p);
 	agent_mmap_unlock();
 	agent_adopt_unlock();
-	if (agent_has_pager() && !fork_copy)
+	if (fork_share)
+		agent_daemon_call(USWAP_DOP_FORK_PARENT, NULL, 0, 0);
+	else if (agent_has_pager() && !fork_copy)
 		agent_pg_release();
 	t_internal--;
 	pthread_mutex_unlock(&fork_lock);
@@ -539,6 +563,18 @@ static void inherit_folios(struct uswap_pager *old)
 
 /* The child has the memory and none of the pager's threads: it gets a
  * pager of its own (agent.h). It is still the only thread here. */
+/* --daemon: the child could not take its share of the parent's swapped-out
+ * memory, which exists nowhere else: it must not run on reading zeros. */
+static void __attribute__((noreturn)) share_failed(int err)
+{
+	fprintf(stderr, "uswap run: agent: a forked child (pid %d) could not take its "
+		"swapped-out memory from uswap run (%s): the child ends\n", (int)getpid(),
+		strerror(-err));
+	kill(getpid(), SIGKILL);
+	for (;;)
+		pause();
+}
+
 /* --daemon: a connection of the child's own, and its copy of the heap
  * (all of it resident: the parent held it) adopted by it. */
 static int child_remote(void)
@@ -567,6 +603,8 @@ static void child_after_fork(void)
 
 			agent.pid = getpid();
 			agent_stdio_release(held);
+			if (rc && fork_share)
+				share_failed(rc);
 			if (rc) {
 				agent.detached = true;
 				agent.remote = false;
@@ -574,6 +612,13 @@ static void child_after_fork(void)
 					"the child runs unswapped\n", strerror(-rc));
 			}
 			agent_adopt_child();
+			if (!rc && fork_share) {
+				long taken = agent_daemon_call(USWAP_DOP_FORK_CHILD, NULL, 0,
+							       fork_share);
+
+				if (taken < 0)
+					share_failed((int)taken);
+			}
 		}
 		agent_adopt_unlock();
 		t_internal--;
