@@ -19,6 +19,10 @@
 #    installed): verified, the tree within the same bound;
 #  - a process of the tree killed with SIGKILL while others run: the rest
 #    goes on and checks its data;
+#  - the program dup2()s onto the agent's descriptors and closes them all:
+#    the agent's move or stay, nothing lands in the program's file;
+#  - ninja -j2 building this project's library under --limit 16M: the same
+#    library as without uswap, the tree within the bound;
 #  - uswap run killed with SIGKILL: a grandchild (not CMD, which the guard
 #    ends) ends at once, saying why, instead of running on without its
 #    swapped pages;
@@ -167,6 +171,54 @@ print("kill: ok")
 EOF
 run kill 16M "$python" "$dir/kill.py"
 grep -q "^kill: ok" "$dir/kill.out" || fail "kill: $(cat "$dir/kill.out")"
+
+# The program takes our descriptors' numbers (dup2 onto each, then closes
+# every descriptor): the agent's move or stay; nothing of ours is written
+# to the program's file, and the data stays right.
+cat > "$dir/fds.py" << 'EOF'
+import hashlib, os
+blocks = [os.urandom(1 << 20) for _ in range(64)]
+sums = [hashlib.sha256(b).digest() for b in blocks]
+theirs = []
+for name in os.listdir("/proc/self/fd"):
+    try:
+        what = os.readlink("/proc/self/fd/" + name)
+    except OSError:
+        continue
+    if int(name) > 2 and ("socket:" in what or "userfaultfd" in what):
+        theirs.append(int(name))
+out = os.open(os.environ["OUT"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+for fd in theirs:
+    os.dup2(out, fd)
+os.closerange(3, 1 << 16)
+for _ in range(2):
+    for b, s in zip(blocks, sums):
+        assert hashlib.sha256(b).digest() == s
+print("fds: ok", len(theirs))
+EOF
+OUT=$dir/fds.file run fds 16M "$python" "$dir/fds.py"
+grep -q "^fds: ok 3" "$dir/fds.out" || fail "fds: $(cat "$dir/fds.out")"
+[ ! -s "$dir/fds.file" ] || fail "fds: the agent wrote into the program's file"
+
+# A parallel build of a real C project, this one's library (ninja -j2:
+# the compilers, the linker, 200 processes): the same library as built
+# without uswap, within the bound.
+if command -v meson > /dev/null && command -v ninja > /dev/null &&
+   meson setup "$dir/bld" "$src" --buildtype=release > "$dir/setup.out" 2>&1; then
+	lib=$(ninja -C "$dir/bld" -t targets all | grep -o '^src/libuswap\.so\.[0-9.]*[0-9]' | head -1)
+	[ -n "$lib" ] || fail "build: no library target"
+	run build 16M ninja -C "$dir/bld" -j2 "$lib"
+	want_sum=$(sha256sum < "$dir/bld/$lib")
+	ninja -C "$dir/bld" -t clean > /dev/null
+	ninja -C "$dir/bld" -j2 "$lib" > "$dir/build-plain.out" 2>&1 || fail "build without uswap"
+	[ "$(sha256sum < "$dir/bld/$lib")" = "$want_sum" ] ||
+		fail "build: the library built under uswap run differs"
+	set -- $(facts build)
+	echo "# build: tree peak $1 MiB, the same library"
+	bound build 16 "$1"
+else
+	echo "# build: meson or ninja missing, or setup failed: not run"
+fi
 
 # uswap run killed: its tree cannot run on without its swap.
 cat > "$dir/hold.py" << 'EOF'

@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -98,6 +100,27 @@ static int hello(int fd, int peer, unsigned int caps, uint64_t image_ns)
 	return (int)a.rc;
 }
 
+/* Our descriptors live high, near the soft limit (bash and autoconf's
+ * configure write to 3..9 and 255, `exec {var}>` takes 10 upwards), so a
+ * program rarely meets them; dup2() onto one moves it first (below). */
+static int high_fd(int fd)
+{
+	struct rlimit rl;
+	int base = 3, high;
+
+	if (fd < 0)
+		return fd;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur >= 256 && rl.rlim_cur != RLIM_INFINITY)
+		base = (int)rl.rlim_cur - 64;
+	else if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur == RLIM_INFINITY)
+		base = 1000;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, base);
+	if (high < 0)
+		return agent_fd_above_stdio(fd);
+	syscall(SYS_close, fd);
+	return high;
+}
+
 int agent_daemon_connect(const char *name, uint64_t image_ns)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -112,14 +135,14 @@ int agent_daemon_connect(const char *name, uint64_t image_ns)
 	uffd = uswap_pager_target_open(USWAP_PAGER_KERNEL_FAULTS, &caps);
 	if (uffd < 0)
 		return uffd;
-	uffd = agent_fd_above_stdio(uffd);
-	ctl_fd = agent_fd_above_stdio(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+	uffd = high_fd(uffd);
+	ctl_fd = high_fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
 	if (ctl_fd < 0 || connect(ctl_fd, (struct sockaddr *)&sa,
 				  (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)))
 		return -errno;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, zp))
 		return -errno;
-	zap_fd = agent_fd_above_stdio(zp[0]);
+	zap_fd = high_fd(zp[0]);
 	zp[1] = agent_fd_above_stdio(zp[1]);
 	rc = hello(ctl_fd, zp[1], caps, image_ns);
 	close(zp[1]);
@@ -218,6 +241,35 @@ __attribute__((visibility("default"))) int close_range(unsigned int first, unsig
 		from = (unsigned int)keep[i] + 1;
 	}
 	return (int)syscall(SYS_close_range, from, last, flags);
+}
+
+/* @fd, about to be replaced by dup2()/dup3(): if it is ours, ours moves
+ * to another number first (requests wait: none is half sent on it). */
+static void move_ours(int fd)
+{
+	if (fd < 0 || !ours((unsigned int)fd))
+		return;
+	pthread_mutex_lock(&req_lock);
+	int *which = fd == ctl_fd ? &ctl_fd : fd == zap_fd ? &zap_fd : &uffd;
+	int moved = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+
+	if (moved >= 0)
+		*which = moved; /* the old number goes to the program's file */
+	pthread_mutex_unlock(&req_lock);
+}
+
+__attribute__((visibility("default"))) int dup2(int oldfd, int newfd)
+{
+	if (oldfd != newfd)
+		move_ours(newfd);
+	return (int)syscall(SYS_dup2, oldfd, newfd);
+}
+
+__attribute__((visibility("default"))) int dup3(int oldfd, int newfd, int flags)
+{
+	if (oldfd != newfd)
+		move_ours(newfd);
+	return (int)syscall(SYS_dup3, oldfd, newfd, flags);
 }
 
 __attribute__((visibility("default"))) void closefrom(int lowfd)
