@@ -88,6 +88,16 @@ bound random 32 "$1"
 grep -q "zram pools up to .* in uswap run (--daemon), outside the tree" "$dir/random.out" ||
 	fail "random: --stats does not say where the pools are: $(cat "$dir/random.out")"
 
+# 64 KiB folios: the heap region starts at a folio, and a free()'s partial
+# folios are zeroed in the process from uswap run (once a crash of it).
+run_watched 300 "$dir/random4.out" "$uswap" run --daemon --order 4 --limit 32M --stats \
+	-- "$python" "$dir/random.py"
+rc=$?
+[ $rc = 0 ] || { cat "$dir/random4.out"; fail "random --order 4: exit status $rc"; }
+grep -q "^random: ok" "$dir/random4.out" || fail "random --order 4: $(cat "$dir/random4.out")"
+grep -q "^  swpout  *0, 0, 0, 0, [1-9]" "$dir/random4.out" ||
+	fail "random --order 4: no 64 KiB folio swapped out: $(grep swpout "$dir/random4.out")"
+
 cat > "$dir/pool.py" << 'EOF'
 import hashlib, multiprocessing as mp, os
 def work(i):

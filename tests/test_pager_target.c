@@ -44,6 +44,8 @@
  * libc's and cmocka's pages, a zap being answered. */
 #define RSS_SLACK (3u << 20)
 
+enum { MODE_PLAIN, MODE_FORK, MODE_DISCARD };
+
 struct hello {
 	uint64_t addr;          /* 0: the open failed, caps is its errno */
 	unsigned int caps;
@@ -171,8 +173,11 @@ static int child_hello(char *m, int zsock, int ctl)
 
 /* Exit status: 0 all verified; 2 setup failed; 3 + min(bad, 100) pages
  * wrong. A second socket (@ctl) says when the server is ready. With
- * @fork_too, the target forks after its first pass (forker()). */
-static void __attribute__((noreturn)) child_main(int zsock, int ctl, bool fork_too)
+ * MODE_FORK the target forks after its first pass (forker()); with
+ * MODE_DISCARD the server discards a range of it (discarder()). */
+static void __attribute__((noreturn)) discarder(char *m, int ctl);
+
+static void __attribute__((noreturn)) child_main(int zsock, int ctl, int mode)
 {
 	unsigned long bad = 0;
 	char *m = mmap(NULL, SPAN, PROT_READ | PROT_WRITE,
@@ -183,8 +188,10 @@ static void __attribute__((noreturn)) child_main(int zsock, int ctl, bool fork_t
 	madvise(m, SPAN, MADV_NOHUGEPAGE);
 	if (child_hello(m, zsock, ctl))
 		_exit(2);
-	if (fork_too)
+	if (mode == MODE_FORK)
 		forker(m, ctl);
+	if (mode == MODE_DISCARD)
+		discarder(m, ctl);
 	for (unsigned int pass = 0; pass < PASSES; pass++) {
 		child_fill(m, pass);
 		bad += child_check(m, pass);
@@ -198,6 +205,36 @@ static void __attribute__((noreturn)) child_main(int zsock, int ctl, bool fork_t
  * use); the child checks pass 0 (its shared swapped-out folios) and
  * writes its own data; the parent checks pass 0 and writes other data.
  * Exit: as child_main(), both processes' results. */
+/* The range test_target_discard() discards: not folio-aligned at
+ * either end, so the ends are zeroed in the target from outside. */
+#define DISCARD_AT  (3 * PAGE + 100)
+#define DISCARD_LEN (40 * PAGE + 200)
+
+/* Pass 0 written, "D" sent; once the server says "d", the discarded
+ * range must read zeros and the rest pass 0. */
+static void __attribute__((noreturn)) discarder(char *m, int ctl)
+{
+	unsigned long bad = 0;
+	char ack;
+
+	child_fill(m, 0);
+	if (send(ctl, "D", 1, 0) != 1 || recv(ctl, &ack, 1, 0) != 1)
+		_exit(2);
+	for (size_t i = 0; i < SPAN; i += 8) {
+		uint64_t w = *(uint64_t *)(m + i), want;
+		size_t pg = i / PAGE, wi = (i % PAGE) / 8;
+
+		if (i + 8 > DISCARD_AT && i < DISCARD_AT + DISCARD_LEN)
+			want = 0; /* the words the range touches, partly */
+		else
+			want = wi % 8 ? 0 : word(pg, 0, (unsigned int)wi);
+		if (i >= DISCARD_AT && i + 8 <= DISCARD_AT + DISCARD_LEN ? w != 0 :
+		    (i + 8 <= DISCARD_AT || i >= DISCARD_AT + DISCARD_LEN) && w != want)
+			bad++;
+	}
+	_exit(bad ? 3 + (int)(bad < 100 ? bad : 100) : 0);
+}
+
 static void __attribute__((noreturn)) forker(char *m, int ctl)
 {
 	int zs[2], cs[2], theirs[2], st;
@@ -286,9 +323,9 @@ static void target_hello(struct target *t, int ctl)
 	t->pid = hello.pid;
 }
 
-/* Fork a target (forker() after its first pass with @fork_too) and take
- * its descriptor and region address. */
-static void target_spawn_mode(struct target *t, int *ctl, bool fork_too)
+/* Fork a target in @mode (child_main()) and take its descriptor and
+ * region address. */
+static void target_spawn_mode(struct target *t, int *ctl, int mode)
 {
 	int zs[2], cs[2];
 	pid_t pid;
@@ -301,7 +338,7 @@ static void target_spawn_mode(struct target *t, int *ctl, bool fork_too)
 	if (pid == 0) {
 		close(zs[0]);
 		close(cs[0]);
-		child_main(zs[1], cs[1], fork_too);
+		child_main(zs[1], cs[1], mode);
 	}
 	t_true(pid > 0);
 	close(zs[1]);
@@ -316,7 +353,7 @@ static void target_spawn_mode(struct target *t, int *ctl, bool fork_too)
 
 static void target_spawn(struct target *t, int *ctl)
 {
-	target_spawn_mode(t, ctl, false);
+	target_spawn_mode(t, ctl, MODE_PLAIN);
 }
 
 static void target_serve(struct target *t, struct uswap *u, void *group)
@@ -542,7 +579,7 @@ static void test_target_fork_shares(void **state)
 #if defined(__SANITIZE_THREAD__)
 	t_skip("TSan: the target starts a thread after forking a threaded process");
 #endif
-	target_spawn_mode(&t, &ctl, true);
+	target_spawn_mode(&t, &ctl, MODE_FORK);
 	u = instance();
 	target_serve(&t, u, NULL);
 	go(ctl);
@@ -569,6 +606,34 @@ static void test_target_fork_shares(void **state)
 	target_end(&t);
 	close(ctl);
 	close(gctl);
+	t_eq(t_total_inuse(u), 0);
+	uswap_destroy(u);
+}
+
+/* uswap_region_discard() of a target's range whose ends are not whole
+ * folios: the folios inside go (zap request), the ends are zeroed in the
+ * target (process_vm_writev), the rest is kept. */
+static void test_target_discard(void **state)
+{
+	struct target t;
+	uint64_t peak;
+	int ctl, status;
+	char m = 0;
+	struct uswap *u;
+
+	target_spawn_mode(&t, &ctl, MODE_DISCARD);
+	u = instance();
+	target_serve(&t, u, NULL);
+	go(ctl);
+	t_eq(recv(ctl, &m, 1, 0), 1);
+	t_eq(m, 'D');
+	t_eq(uswap_region_discard(t.pg, t.addr + DISCARD_AT, DISCARD_LEN), 0);
+	t_eq(send(ctl, "d", 1, 0), 1);
+	targets_wait(&t, 1, &peak, &status);
+	t_true(WIFEXITED(status));
+	t_eq(WEXITSTATUS(status), 0);
+	target_end(&t);
+	close(ctl);
 	t_eq(t_total_inuse(u), 0);
 	uswap_destroy(u);
 }
@@ -654,6 +719,7 @@ int main(void)
 		cmocka_unit_test(test_target_killed),
 		cmocka_unit_test(test_target_fork_shares),
 		cmocka_unit_test(test_share_unused),
+		cmocka_unit_test(test_target_discard),
 		cmocka_unit_test(test_target_bad_input),
 	};
 

@@ -296,20 +296,23 @@ static int start_pager(void)
  * pager for it. Return: 0 or -errno; *@region its start. */
 static int remote_region(size_t len, char **region)
 {
-	char *m = agent_real_mmap(NULL, len, PROT_READ | PROT_WRITE,
+	size_t folio = (size_t)USWAP_PAGE_SIZE << agent.order, map_len = len + 2 * folio;
+	char *m = agent_real_mmap(NULL, map_len, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *b;
 	int rc;
 
 	if (m == MAP_FAILED)
 		return -ENOMEM;
-	agent_real_madvise(m, len, MADV_NOHUGEPAGE);
-	/* mmap()'s pages are aligned; ARENA_ALIGN is a multiple of any
-	 * folio, and so is len: the whole mapping is whole folios. */
-	if ((rc = agent_pg_adopt(m, len))) {
-		agent_real_munmap(m, len);
+	agent_real_madvise(m, map_len, MADV_NOHUGEPAGE);
+	/* mmap() aligns to pages only: the region starts at a folio and
+	 * holds @len bytes of whole folios (@len is a multiple of them). */
+	b = (char *)(((uintptr_t)m + folio - 1) & ~(uintptr_t)(folio - 1));
+	if ((rc = agent_pg_adopt(b, len))) {
+		agent_real_munmap(m, map_len);
 		return rc;
 	}
-	*region = m;
+	*region = b;
 	return 0;
 }
 

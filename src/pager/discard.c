@@ -78,6 +78,7 @@ USWAP_API int uswap_region_discard(struct uswap_pager *p, void *addr, size_t len
 	uintptr_t start = (uintptr_t)addr, end = start + len, fb;
 	struct pager_region *r;
 	size_t first, last;
+	int err = 0;
 
 	if (!p || !addr || !len || end < start)
 		return -EINVAL;
@@ -96,13 +97,12 @@ USWAP_API int uswap_region_discard(struct uswap_pager *p, void *addr, size_t len
 	pthread_rwlock_unlock(&p->lock);
 	/* The ends, outside the lock: zeroing them may fault them in, and a
 	 * fault's handler takes the lock. */
-	if (first >= last) {
-		memset(addr, 0, len);
-		return 0;
-	}
-	if (start % fb)
-		memset(addr, 0, (uintptr_t)r->base + first * fb - start);
+	if (first >= last)
+		return mm_zero(p, addr, len);
+	if (start % fb && (err = mm_zero(p, addr, (uintptr_t)r->base + first * fb - start)))
+		return err;
 	if (end % fb)
-		memset((char *)r->base + last * fb, 0, end - ((uintptr_t)r->base + last * fb));
-	return 0;
+		err = mm_zero(p, (char *)r->base + last * fb,
+			      end - ((uintptr_t)r->base + last * fb));
+	return err;
 }

@@ -513,6 +513,9 @@ void target_close(struct uswap_pager *p);
 /* Copy @len bytes of the target's memory at @src to @dst. Return: 0 or
  * -errno (-EFAULT: short). Context: p->remote. */
 int mm_read(struct uswap_pager *p, void *dst, const void *src, size_t len);
+/* Zero @len (at most a folio) bytes at @addr of region memory. Return: 0
+ * or -errno. Context: no pager lock held (it may fault). */
+int mm_zero(struct uswap_pager *p, void *addr, size_t len);
 /* Unmap the @n ranges @r (one request to a target). Return: 0 or -errno;
  * a target that is gone is 0. */
 int mm_zap(struct uswap_pager *p, const struct iovec *r, unsigned int n);

@@ -12,7 +12,9 @@
  *  - mm_zap(): unmap ranges: madvise(MADV_DONTNEED) here, the target's
  *    zap function there (no system call unmaps another process's memory);
  *  - mm_present(): which pages are mapped: mincore() here, the target's
- *    /proc/PID/pagemap there.
+ *    /proc/PID/pagemap there;
+ *  - mm_zero(): zero a part of a folio (a discard's ends): memset() here,
+ *    process_vm_writev() there.
  *
  * Every userfaultfd ioctl works on the mm the descriptor was opened in,
  * from whichever process calls it, so the fault path needs nothing here.
@@ -20,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -73,6 +76,25 @@ int mm_read(struct uswap_pager *p, void *dst, const void *src, size_t len)
 	struct iovec local = { dst, len }, remote = { (void *)src, len };
 	ssize_t n = process_vm_readv(p->target.pid, &local, 1, &remote, 1, 0);
 
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+int mm_zero(struct uswap_pager *p, void *addr, size_t len)
+{
+	if (!p->remote) {
+		memset(addr, 0, len);
+		return 0;
+	}
+	/* Less than a folio (the ends of a discard): p->zero is larger. A
+	 * swapped-out page there faults in the target, served as any. */
+	struct iovec local = { p->zero, len }, remote = { addr, len };
+	ssize_t n = len <= p->folio_bytes ? process_vm_writev(p->target.pid, &local, 1,
+							       &remote, 1, 0) : -1;
+
+	if (len > p->folio_bytes)
+		return -EINVAL;
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EFAULT;
