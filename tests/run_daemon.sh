@@ -42,18 +42,20 @@ unset MALLOC_PERTURB_ # glibc would fill the agent's untouched tables
 run_probe "$uswap" "$dir"
 python=$(command -v python3) || { echo "SKIP: no python3"; exit 77; }
 
-# run NAME LIMIT CMD...: CMD under uswap run --daemon, JSON in NAME.json;
-# exit 0 within 300 s or fail with its output.
+# run NAME LIMIT CMD...: CMD under uswap run --daemon $opts, JSON in
+# NAME.json; exit 0 within 300 s or fail with its output.
+opts=
 run() {
 	name=$1 limit=$2
 	shift 2
-	run_watched 300 "$dir/$name.out" "$uswap" run --daemon --limit "$limit" --stats \
+	# shellcheck disable=SC2086 # $opts: options and their values
+	run_watched 300 "$dir/$name.out" "$uswap" run --daemon $opts --limit "$limit" --stats \
 		--json "$dir/$name.json" -- "$@"
 	rc=$?
 	[ $rc = 0 ] || { cat "$dir/$name.out"; fail "$name: exit status $rc"; }
 }
 
-# tree_peak NAME: the tree's anonymous RSS peak (MiB), the pools' peak in
+# facts NAME: the tree's anonymous RSS peak (MiB), the pools' peak in
 # uswap run (MiB), the group's members.
 facts() {
 	python3 -c '
@@ -90,10 +92,9 @@ grep -q "zram pools up to .* in uswap run (--daemon), outside the tree" "$dir/ra
 
 # 64 KiB folios: the heap region starts at a folio, and a free()'s partial
 # folios are zeroed in the process from uswap run (once a crash of it).
-run_watched 300 "$dir/random4.out" "$uswap" run --daemon --order 4 --limit 32M --stats \
-	-- "$python" "$dir/random.py"
-rc=$?
-[ $rc = 0 ] || { cat "$dir/random4.out"; fail "random --order 4: exit status $rc"; }
+opts="--order 4"
+run random4 32M "$python" "$dir/random.py"
+opts=
 grep -q "^random: ok" "$dir/random4.out" || fail "random --order 4: $(cat "$dir/random4.out")"
 grep -q "^  swpout  *0, 0, 0, 0, [1-9]" "$dir/random4.out" ||
 	fail "random --order 4: no 64 KiB folio swapped out: $(grep swpout "$dir/random4.out")"

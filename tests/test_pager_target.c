@@ -438,6 +438,19 @@ static void go(int ctl)
 	t_eq(send(ctl, "g", 1, 0), 1);
 }
 
+/* A target in @mode, its instance and pager, told to go. Return: the
+ * instance. */
+static struct uswap *start_one(struct target *t, int *ctl, int mode)
+{
+	struct uswap *u;
+
+	target_spawn_mode(t, ctl, mode);
+	u = instance();
+	target_serve(t, u, NULL);
+	go(*ctl);
+	return u;
+}
+
 /* One target under a 2 MiB limit: all data right, its RSS near the limit
  * though 16 MiB of poorly compressible data went through swap. */
 static void test_target_round_trip(void **state)
@@ -521,10 +534,7 @@ static void test_target_killed(void **state)
 	int ctl, status;
 	struct uswap *u;
 
-	target_spawn(&t, &ctl);
-	u = instance();
-	target_serve(&t, u, NULL);
-	go(ctl);
+	u = start_one(&t, &ctl, MODE_PLAIN);
 	for (int i = 0; i < 2000; i++) { /* until it swapped some */
 		t_eq(uswap_pager_stats_get(t.pg, &st), 0);
 		if (st.evictions > 1024)
@@ -579,10 +589,7 @@ static void test_target_fork_shares(void **state)
 #if defined(__SANITIZE_THREAD__)
 	t_skip("TSan: the target starts a thread after forking a threaded process");
 #endif
-	target_spawn_mode(&t, &ctl, MODE_FORK);
-	u = instance();
-	target_serve(&t, u, NULL);
-	go(ctl);
+	u = start_one(&t, &ctl, MODE_FORK);
 	memset(&g, 0, sizeof(g));
 	g.uffd = -1;
 	recv_fork(ctl, &g.sock, &gctl);
@@ -621,10 +628,7 @@ static void test_target_discard(void **state)
 	char m = 0;
 	struct uswap *u;
 
-	target_spawn_mode(&t, &ctl, MODE_DISCARD);
-	u = instance();
-	target_serve(&t, u, NULL);
-	go(ctl);
+	u = start_one(&t, &ctl, MODE_DISCARD);
 	t_eq(recv(ctl, &m, 1, 0), 1);
 	t_eq(m, 'D');
 	t_eq(uswap_region_discard(t.pg, t.addr + DISCARD_AT, DISCARD_LEN), 0);
@@ -648,10 +652,7 @@ static void test_share_unused(void **state)
 	int ctl, status;
 	struct uswap *u;
 
-	target_spawn(&t, &ctl);
-	u = instance();
-	target_serve(&t, u, NULL);
-	go(ctl);
+	u = start_one(&t, &ctl, MODE_PLAIN);
 	/* Until a good part of it is out. */
 	for (int i = 0; i < 2000 && t_total_inuse(u) < SPAN / PAGE / 2; i++)
 		nanosleep(&(struct timespec){ 0, 1000 * 1000 }, NULL);
