@@ -260,9 +260,10 @@ static void move_ours(int fd)
 
 __attribute__((visibility("default"))) int dup2(int oldfd, int newfd)
 {
-	if (oldfd != newfd)
-		move_ours(newfd);
-	return (int)syscall(SYS_dup2, oldfd, newfd);
+	if (oldfd == newfd) /* dup2()'s own case: valid or EBADF */
+		return fcntl(oldfd, F_GETFD) < 0 ? -1 : newfd;
+	move_ours(newfd);
+	return (int)syscall(SYS_dup3, oldfd, newfd, 0); /* not every arch has dup2 */
 }
 
 __attribute__((visibility("default"))) int dup3(int oldfd, int newfd, int flags)
