@@ -96,7 +96,6 @@ struct run_daemon {
 	pthread_mutex_t lock;        /* clients */
 	struct run_client *clients;  /* every connection, ended ones too */
 	struct run_share *shares;    /* forks not yet taken by their child */
-	uint64_t share_tokens;       /* the last token given */
 };
 /* Swap the devices on, make the group, listen. Return: 0 or the CLI's
  * runtime-error status (said); run_daemon_end() cleans up either way. */

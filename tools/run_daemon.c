@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
@@ -49,6 +50,8 @@ struct run_client {
 	struct uswap_pager *pg;
 	struct uswap_pager_stats st; /* at its end */
 	uint64_t fallbacks;
+	bool forking;                /* between FORK_PREPARE and FORK_PARENT:
+					its pager's lock is held */
 	json_object *devices;        /* the devices at its end, before its
 					slots went */
 	_Atomic bool ended;
@@ -104,6 +107,23 @@ static void read_comm(struct run_client *c)
 	c->comm[strcspn(c->comm, "\n")] = '\0';
 }
 
+/* Are @uffd a userfaultfd and @zap a socket? A pipe in their place would
+ * leave a pager thread reading it for ever. */
+static bool hello_fds_ok(int uffd, int zap)
+{
+	char path[64], link[64];
+	struct stat st;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", uffd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	return !strcmp(link, "anon_inode:[userfaultfd]") && !fstat(zap, &st) &&
+	       S_ISSOCK(st.st_mode);
+}
+
 /* HELLO: its two descriptors, its pid from the kernel, its pager.
  * Return: 0 or -errno (the connection ends). */
 static int client_hello(struct run_client *c)
@@ -127,7 +147,8 @@ static int client_hello(struct run_client *c)
 	cm = CMSG_FIRSTHDR(&mh);
 	if (cm && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(fds)))
 		memcpy(fds, CMSG_DATA(cm), sizeof(fds));
-	if (q.op == USWAP_DOP_HELLO && q.version == USWAP_DAEMON_VERSION && fds[0] >= 0) {
+	if (q.op == USWAP_DOP_HELLO && q.version == USWAP_DAEMON_VERSION && fds[0] >= 0 &&
+	    hello_fds_ok(fds[0], fds[1])) {
 		struct uswap_pager_target t = {
 			.uffd = fds[0], .pid = cred.pid, .caps = (unsigned int)q.arg,
 			.zap = client_zap, .zap_arg = c,
@@ -175,17 +196,32 @@ static int64_t fork_prepare(struct run_client *c)
 
 	if (!sh)
 		return -ENOMEM;
+	if (c->forking) /* a second prepare without its parent call */
+		return -EBUSY;
 	rc = uswap_pager_share_prepare(c->pg, &sh->s);
 	if (rc < 0) {
 		free(sh);
 		return rc;
 	}
+	c->forking = true;
+	/* Random: another process of the user cannot name a child's. */
+	while (getrandom(&sh->token, sizeof(sh->token), 0) != sizeof(sh->token) || !sh->token ||
+	       sh->token > INT64_MAX)
+		sh->token = 0;
 	pthread_mutex_lock(&d->lock);
-	sh->token = ++d->share_tokens;
 	sh->next = d->shares;
 	d->shares = sh;
 	pthread_mutex_unlock(&d->lock);
 	return (int64_t)sh->token;
+}
+
+static int64_t fork_parent(struct run_client *c)
+{
+	if (!c->forking)
+		return -EINVAL;
+	c->forking = false;
+	uswap_pager_share_parent(c->pg);
+	return 0;
 }
 
 static int64_t fork_child(struct run_client *c, uint64_t token)
@@ -215,7 +251,7 @@ static int64_t client_call(struct run_client *c, const struct uswap_daemon_req *
 
 	switch (q->op) {
 	case USWAP_DOP_FORK_PREPARE: return fork_prepare(c);
-	case USWAP_DOP_FORK_PARENT:  uswap_pager_share_parent(c->pg); return 0;
+	case USWAP_DOP_FORK_PARENT:  return fork_parent(c);
 	case USWAP_DOP_FORK_CHILD:   return fork_child(c, q->arg);
 	case USWAP_DOP_ADOPT:    return uswap_region_adopt(c->pg, a, q->len);
 	case USWAP_DOP_DISOWN:   return uswap_region_disown(c->pg, a);
@@ -248,6 +284,8 @@ static void *client_main(void *arg)
 			if (send(c->sock, &a, sizeof(a), MSG_NOSIGNAL) != sizeof(a))
 				break;
 		}
+		if (c->forking) /* it ended inside its fork */
+			fork_parent(c);
 		c->st.size = sizeof(c->st);
 		uswap_pager_stats_get(c->pg, &c->st);
 		c->devices = devices(c->d->u);
@@ -363,7 +401,7 @@ static void end_survivors(struct run_daemon *d, double kill_after)
 	for (double t = 0; any && t < kill_after; t += 0.01) {
 		any = false;
 		for (struct run_client *c = d->clients; c; c = c->next)
-			any |= !atomic_load(&c->ended);
+			any |= !atomic_load(&c->ended) && c->pid > 0;
 		if (any)
 			nanosleep(&step, NULL);
 	}
@@ -474,6 +512,11 @@ void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double k
 	if (d->lfd >= 0)
 		close(d->lfd);
 	end_survivors(d, kill_after);
+	/* Connections still open now are of no live process of the tree (one
+	 * that never said HELLO, say): end them, their threads with them. */
+	for (struct run_client *c = d->clients; c; c = c->next)
+		if (!atomic_load(&c->ended))
+			shutdown(c->sock, SHUT_RDWR);
 	for (struct run_client *c = d->clients; c; c = c->next)
 		pthread_join(c->th, NULL);
 	/* The root line: CMD's last image (after the shells and shims it

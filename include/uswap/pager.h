@@ -157,10 +157,12 @@ struct uswap_pager_target {
  * swapped-out folio with one more reference to each of its slots, in
  * *@out. A folio whose count cannot be raised (a count at its most, no
  * memory) is read in instead, over the limit: the fork copies it.
+ * Until uswap_pager_share_parent(@p), which the same thread must call
+ * once the fork is done (whatever it returned), @p's faults wait: none
+ * is half mapped when the kernel copies the page tables.
  * Return: folios read in that way (usually 0); -EINVAL; -ENOMEM (nothing
- * recorded, eviction not stopped). Thread-safety: any thread; waits for
- * faults in flight. Follow with uswap_pager_share_parent(@p) once the
- * fork is done (whatever it returned).
+ * recorded, eviction not stopped, nothing held). Thread-safety: any
+ * thread; waits for faults in flight.
  */
 struct uswap_pager_share;
 USWAP_API long uswap_pager_share_prepare(struct uswap_pager *p,

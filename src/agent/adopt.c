@@ -265,7 +265,10 @@ int agent_adopt_madvise(void *addr, size_t len, int advice)
 		return agent_real_madvise(addr, len, advice);
 	pthread_mutex_lock(&adopt_lock);
 	t_internal++;
-	for_overlaps(addr, len, OP_DISCARD);
+	/* The kernel rounds the length up to whole pages: so does the pager. */
+	if ((uintptr_t)addr % USWAP_PAGE_SIZE == 0)
+		for_overlaps(addr, (len + USWAP_PAGE_SIZE - 1) & ~(size_t)(USWAP_PAGE_SIZE - 1),
+			     OP_DISCARD);
 	rc = agent_real_madvise(addr, len, advice);
 	t_internal--;
 	pthread_mutex_unlock(&adopt_lock);

@@ -345,10 +345,15 @@ API int madvise(void *addr, size_t len, int advice)
 {
 	if (t_internal || !agent_owns(addr))
 		return agent_adopt_madvise(addr, len, advice);
+	if ((uintptr_t)addr % PAGE) { /* the kernel's answer */
+		errno = EINVAL;
+		return -1;
+	}
 	/* Both free the memory; DONTNEED reads zero after it, FREE may (the
-	 * kernel's keeps a page not reclaimed yet), zero here too. */
+	 * kernel's keeps a page not reclaimed yet), zero here too: whole
+	 * pages, as the kernel rounds the length up. */
 	if ((advice == MADV_DONTNEED || advice == MADV_FREE) && len)
-		agent_discard(addr, len);
+		agent_discard(addr, (len + PAGE - 1) & ~(size_t)(PAGE - 1));
 	return 0; /* the pager owns the mapping: other advice changes nothing */
 }
 

@@ -527,7 +527,8 @@ static int run_protect(struct uswap_pager *p, struct victim *v, unsigned int n)
 		if (err)
 			v[i].keep = true; /* cannot evict it safely */
 	}
-	WARN_ONCE(err, "pager: UFFDIO_WRITEPROTECT = %d", err);
+	/* A target that exited meanwhile (ESRCH) is no error of ours. */
+	WARN_ONCE(err && !(p->remote && err == -ESRCH), "pager: UFFDIO_WRITEPROTECT = %d", err);
 	return 0;
 }
 

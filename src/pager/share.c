@@ -10,11 +10,12 @@
  *
  * The parent's pager cannot see the fork, so the share is taken just
  * before it: uswap_pager_share_prepare() stops eviction, waits for the
- * reclaim passes in flight, and records every swapped-out folio with a
- * reference of its own. Until uswap_pager_share_parent() nothing is
- * evicted, so every folio the fork copies unmapped is in the record; a
- * folio the parent faults in meanwhile is mapped in the child too, and
- * uswap_pager_share_child() drops its record (the child has the page).
+ * reclaim passes and faults in flight, and records every swapped-out
+ * folio with a reference of its own. Until uswap_pager_share_parent()
+ * the pager's lock stays write-held: nothing is evicted or faulted in,
+ * so every folio the fork copies unmapped is in the record, and none is
+ * half mapped. A record whose folio the child has mapped anyway is
+ * dropped by uswap_pager_share_child().
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -121,13 +122,16 @@ USWAP_API long uswap_pager_share_prepare(struct uswap_pager *p, struct uswap_pag
 			loaded++;
 		}
 	}
-	pthread_rwlock_unlock(&p->lock);
+	/* Still write-held until the fork is done: a fault served meanwhile
+	 * could be half mapped (a folio's pages one by one) when the kernel
+	 * copies the page tables, and the child would see part of it. */
 	*out = s;
 	return loaded;
 }
 
 USWAP_API void uswap_pager_share_parent(struct uswap_pager *p)
 {
+	pthread_rwlock_unlock(&p->lock);
 	uswap_pager_release(p);
 }
 
