@@ -261,6 +261,10 @@ if kill -0 "$py" 2>/dev/null; then
 	fail "hold: the grandchild ran on 5 s after uswap run was killed"
 fi
 grep -q "is gone: the process ends" "$dir/hold.out" || fail "hold: no word of why: $(cat "$dir/hold.out")"
+# Nothing of the killed uswap run stays in /dev/shm (its charge group is
+# its own memory with --daemon).
+ls /dev/shm/uswap-run-$run_pid-* > /dev/null 2>&1 &&
+	fail "hold: the killed uswap run left $(ls /dev/shm/uswap-run-$run_pid-*)"
 echo "# hold: the grandchild ended with uswap run"
 
 "$uswap" run --daemon --trace "$dir/t.trace" -- true 2> "$dir/usage.err"

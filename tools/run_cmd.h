@@ -86,7 +86,7 @@ struct run_client;
 struct run_share;
 struct run_daemon {
 	struct uswap *u;             /* the devices, the swap cache */
-	struct run_group group;      /* the tree's limit */
+	void *group;                 /* the tree's limit (a charge group) */
 	uint64_t limit;
 	unsigned int order;
 	int lfd;                     /* listening socket */

@@ -156,7 +156,7 @@ static int client_hello(struct run_client *c)
 		struct uswap_pager_config cfg = {
 			.limit_bytes = d->limit, .order = d->order,
 			.flags = USWAP_PAGER_KERNEL_FAULTS, .on_error = on_read_error,
-			.error_ctx = c, .group = d->group.mem, .target = &t,
+			.error_ctx = c, .group = d->group, .target = &t,
 		};
 
 		c->pid = cred.pid;
@@ -361,7 +361,12 @@ int run_daemon_start(const struct run_options *o, struct run_daemon *d)
 		if (type < 0)
 			return cli_runtime_error("run", "--device %s: %s", o->devices[i], err);
 	}
-	if ((rc = run_group_create(o->limit, &d->group)))
+	/* The group is this process's memory: every pager is here (nothing
+	 * in /dev/shm to leave behind should uswap run be killed). */
+	d->group = aligned_alloc(64, USWAP_PAGER_GROUP_BYTES);
+	if (!d->group)
+		return cli_runtime_error("run", "out of memory");
+	if ((rc = uswap_pager_group_init(d->group, USWAP_PAGER_GROUP_BYTES, o->limit)))
 		return cli_runtime_error("run", "the tree's charge group: %s", strerror(-rc));
 	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
 		return cli_runtime_error("run", "getrandom: %s", strerror(errno));
@@ -546,7 +551,11 @@ void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double k
 		pthread_mutex_destroy(&c->zap_lock);
 		free(c);
 	}
-	run_group_end(&d->group, gs);
+	memset(gs, 0, sizeof(*gs));
+	if (d->group)
+		uswap_pager_group_stats(d->group, gs);
+	free(d->group);
+	d->group = NULL;
 	if (d->u)
 		uswap_destroy(d->u);
 	d->u = NULL;
