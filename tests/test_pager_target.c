@@ -451,6 +451,22 @@ static struct uswap *start_one(struct target *t, int *ctl, int mode)
 	return u;
 }
 
+/* start_one()'s end: the target exits 0, and once its pager is gone no
+ * slot is left. */
+static void finish_one(struct target *t, int ctl, struct uswap *u)
+{
+	uint64_t peak;
+	int status;
+
+	targets_wait(t, 1, &peak, &status);
+	t_true(WIFEXITED(status));
+	t_eq(WEXITSTATUS(status), 0);
+	target_end(t);
+	close(ctl);
+	t_eq(t_total_inuse(u), 0);
+	uswap_destroy(u);
+}
+
 /* One target under a 2 MiB limit: all data right, its RSS near the limit
  * though 16 MiB of poorly compressible data went through swap. */
 static void test_target_round_trip(void **state)
@@ -623,8 +639,7 @@ static void test_target_fork_shares(void **state)
 static void test_target_discard(void **state)
 {
 	struct target t;
-	uint64_t peak;
-	int ctl, status;
+	int ctl;
 	char m = 0;
 	struct uswap *u;
 
@@ -633,13 +648,7 @@ static void test_target_discard(void **state)
 	t_eq(m, 'D');
 	t_eq(uswap_region_discard(t.pg, t.addr + DISCARD_AT, DISCARD_LEN), 0);
 	t_eq(send(ctl, "d", 1, 0), 1);
-	targets_wait(&t, 1, &peak, &status);
-	t_true(WIFEXITED(status));
-	t_eq(WEXITSTATUS(status), 0);
-	target_end(&t);
-	close(ctl);
-	t_eq(t_total_inuse(u), 0);
-	uswap_destroy(u);
+	finish_one(&t, ctl, u);
 }
 
 /* A fork that never had a child: the record's references go (else the
@@ -648,8 +657,7 @@ static void test_share_unused(void **state)
 {
 	struct target t;
 	struct uswap_pager_share *sh = NULL;
-	uint64_t peak;
-	int ctl, status;
+	int ctl;
 	struct uswap *u;
 
 	u = start_one(&t, &ctl, MODE_PLAIN);
@@ -660,13 +668,7 @@ static void test_share_unused(void **state)
 	uswap_pager_share_parent(t.pg);
 	uswap_pager_share_free(sh);
 	t_eq(uswap_pager_share_child(NULL, NULL), -EINVAL);
-	targets_wait(&t, 1, &peak, &status);
-	t_true(WIFEXITED(status));
-	t_eq(WEXITSTATUS(status), 0);
-	target_end(&t);
-	close(ctl);
-	t_eq(t_total_inuse(u), 0);
-	uswap_destroy(u);
+	finish_one(&t, ctl, u);
 }
 
 static int nozap(void *arg, const struct iovec *r, unsigned int n)
