@@ -8,6 +8,8 @@
 #    --limit 32M and checks them twice: the tree's anonymous RSS stays
 #    under the limit x 1.1 + 16 MiB (in-process pools put it past 160 MiB),
 #    and --stats says where the pools are;
+#  - tests/fork_threads.py at --order 4 under --limit 8M, with --daemon and
+#    in-process: 20 forks while threads run, each child checks the data;
 #  - a multiprocessing fork pool of 4 workers with 48 MiB each, and a
 #    forked child that checks its parent's 64 MiB, under --limit 64M: every
 #    result right, one group for the tree;
@@ -98,6 +100,21 @@ opts=
 grep -q "^random: ok" "$dir/random4.out" || fail "random --order 4: $(cat "$dir/random4.out")"
 grep -q "^  swpout  *0, 0, 0, 0, [1-9]" "$dir/random4.out" ||
 	fail "random --order 4: no 64 KiB folio swapped out: $(grep swpout "$dir/random4.out")"
+
+# A fork while other threads run, in 64 KiB folios, with and without
+# --daemon: the child's new pager threads read its heap before its pager
+# has it, and the children saw zeros there until fork.c folded the
+# parent's contents into those folios.
+opts="--order 4"
+run forkthreads 8M "$python" "$src/tests/fork_threads.py"
+opts=
+grep -q "^fork with threads: ok" "$dir/forkthreads.out" ||
+	fail "fork with threads (--daemon): $(cat "$dir/forkthreads.out")"
+run_watched 300 "$dir/forkthreads1.out" "$uswap" run --order 4 --limit 8M -- \
+	"$python" "$src/tests/fork_threads.py" ||
+	fail "fork with threads (in-process): exit status $?: $(cat "$dir/forkthreads1.out")"
+grep -q "^fork with threads: ok" "$dir/forkthreads1.out" ||
+	fail "fork with threads (in-process): $(cat "$dir/forkthreads1.out")"
 
 cat > "$dir/pool.py" << 'EOF'
 import hashlib, multiprocessing as mp, os

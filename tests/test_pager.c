@@ -1775,9 +1775,9 @@ static int child_rewrite(uint64_t *base, size_t nr, uint64_t was, uint64_t now)
 /* The fork tests' parent: a forkable pager at @limit on zram, a region of
  * @nr pages written (generation 1) by two threads, so that most of it is
  * swapped out. Return: the region. */
-static uint64_t *fork_parent_setup(uint64_t limit, size_t nr)
+static uint64_t *fork_parent_setup(uint64_t limit, size_t nr, unsigned int order)
 {
-	struct uswap_pager_config c = config(limit, 0, 1);
+	struct uswap_pager_config c = config(limit, order, 1);
 	_Atomic uint64_t bad = 0;
 	uint64_t *base;
 
@@ -1832,7 +1832,7 @@ static void test_pager_fork_child_adopts_its_copy(void **state)
 	const uint64_t limit = 2u << 20;
 	const size_t nr = 4 * limit / PAGE;
 	_Atomic uint64_t bad = 0;
-	uint64_t *base = fork_parent_setup(limit, nr);
+	uint64_t *base = fork_parent_setup(limit, nr, 0);
 	int status;
 	pid_t pid;
 
@@ -1856,21 +1856,40 @@ static void test_pager_fork_child_adopts_its_copy(void **state)
  * of the region and inherits the swapped-out folios on the same slots.
  * Each sees the first generation and only its own writes after; the
  * parent read nothing in for the fork. Not under TSan (as above).
+ *
+ * With @touch, the child first touches its copy while no pager has it, as
+ * glibc's start of a pager thread does (it reads the locale's data in the
+ * heap): it reads a word of every 128th page and writes word 0 of every
+ * 256th (its own value: the page's number), which maps those pages alone
+ * in their folios. The inherit folds the parent's contents in around what
+ * it wrote (a page read from the zero page, the rest of a folio adopted
+ * as zeros, were every byte lost before).
  */
-static int inherit_child(uint64_t *base, size_t nr, uint64_t limit)
+static int inherit_child(uint64_t *base, size_t nr, uint64_t limit, unsigned int order,
+			 bool touch)
 {
-	struct uswap_pager_config c = config(limit, 0, 1);
+	struct uswap_pager_config c = config(limit, order, 1);
 	struct uswap_pager_stats st = { .size = sizeof(st) };
 	struct uswap_pager *cp, *old = pg;
+	uint64_t sum = 0;
 	long taken;
 	int rc;
 
-	if (uswap_pager_create(u, &c, &cp) || uswap_region_adopt(cp, base, nr * PAGE))
+	for (size_t i = 0; touch && i < nr; i += 128) {
+		sum += ((volatile uint64_t *)base)[i * WORDS + 2];
+		if (i % 256 == 0)
+			base[i * WORDS] = i;
+	}
+	if (uswap_pager_create(u, &c, &cp) || uswap_pager_hold(cp) ||
+	    uswap_region_adopt(cp, base, nr * PAGE))
 		return 2;
 	taken = uswap_pager_inherit(cp, old);
 	uswap_pager_forget(old);
-	if (taken < (long)nr / 2) /* most were swapped out at the fork */
+	if (taken < (long)nr / 2 >> order) /* most were swapped out at the fork */
 		return 3;
+	if (uswap_pager_stats_get(cp, &st) || (touch && !st.fork_folded))
+		return 10;
+	uswap_pager_release(cp);
 	if ((rc = child_rewrite(base, nr, 1, 3)))
 		return 3 + rc; /* 4, 5 */
 	if (uswap_pager_stats_get(cp, &st) || st.swapins < (uint64_t)taken)
@@ -1878,18 +1897,17 @@ static int inherit_child(uint64_t *base, size_t nr, uint64_t limit)
 	uswap_pager_destroy(cp);
 	if (total_inuse()) /* every slot the child held is free again */
 		return 7;
-	return 0;
+	return sum == 1 ? 8 : 0; /* (the reads are used) */
 }
 
-static void test_pager_fork_child_inherits_swapped_folios_unread(void **state)
+/* inherit_child() in a fork made with most of 4x the limit swapped out,
+ * in folios of @order; the parent keeps its generation. */
+static void fork_inherits(unsigned int order, bool touch)
 {
-#if defined(__SANITIZE_THREAD__)
-	t_skip("ThreadSanitizer kills a threaded program's child that starts threads");
-#endif
 	const uint64_t limit = 2u << 20;
 	const size_t nr = 4 * limit / PAGE;
 	_Atomic uint64_t bad = 0;
-	uint64_t *base = fork_parent_setup(limit, nr), swapins = pstats().swapins;
+	uint64_t *base = fork_parent_setup(limit, nr, order), swapins = pstats().swapins;
 	int status;
 	pid_t pid;
 
@@ -1897,7 +1915,7 @@ static void test_pager_fork_child_inherits_swapped_folios_unread(void **state)
 	pid = fork();
 	t_true(pid >= 0);
 	if (pid == 0)
-		_exit(inherit_child(base, nr, limit));
+		_exit(inherit_child(base, nr, limit, order, touch));
 	uswap_pager_fork_parent(pg);
 	t_eq_u64(pstats().swapins, swapins); /* nothing was read for the fork */
 	t_eq(waitpid(pid, &status, 0), pid);
@@ -1905,8 +1923,27 @@ static void test_pager_fork_child_inherits_swapped_folios_unread(void **state)
 	t_eq(WEXITSTATUS(status), 0);
 	two_threads(reader, base, nr, 1, true, &bad); /* not the child's gen 3 */
 	t_eq_u64(atomic_load(&bad), 0);
+}
+
+static void test_pager_fork_child_inherits_swapped_folios_unread(void **state)
+{
+#if defined(__SANITIZE_THREAD__)
+	t_skip("ThreadSanitizer kills a threaded program's child that starts threads");
+#endif
+	fork_inherits(0, false);
 	t_eq(uswap_pager_fork_prepare(NULL), -EINVAL);
 	t_eq(uswap_pager_inherit(pg, pg), -EINVAL);
+}
+
+/* The wrong data of `uswap run --order 4` with a Python that forks while
+ * threads run: the child's new pager threads read its heap before the
+ * pager had it, and the folios there came back as zeros. */
+static void test_pager_fork_child_touching_its_copy_early_reads_the_parents_data(void **state)
+{
+#if defined(__SANITIZE_THREAD__)
+	t_skip("ThreadSanitizer kills a threaded program's child that starts threads");
+#endif
+	fork_inherits(4, true);
 }
 
 int main(int argc, char **argv)
@@ -1933,6 +1970,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pager_hold_brings_all_in_and_evicts_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_fork_child_adopts_its_copy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_fork_child_inherits_swapped_folios_unread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_fork_child_touching_its_copy_early_reads_the_parents_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_group_limit_is_shared_and_pressure_moves_room, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_group_reap_takes_a_dead_members_charge, setup, teardown),
 	};

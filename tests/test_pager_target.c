@@ -235,6 +235,24 @@ static void __attribute__((noreturn)) discarder(char *m, int ctl)
 	_exit(bad ? 3 + (int)(bad < 100 ? bad : 100) : 0);
 }
 
+/* The fork child touches its copy before any pager has it, as glibc's
+ * start of a thread reads the locale's data in the heap: a word of every
+ * 128th page read, the first word of every 256th written (with its own
+ * value). Those folios are the zero page's, alone in their folios, until
+ * uswap_pager_share_child() folds the parent's contents in. */
+static void early_touch(char *m)
+{
+	uint64_t sum = 0;
+
+	for (uint64_t pg = 0; pg < SPAN / PAGE; pg += 128) {
+		sum += *(volatile uint64_t *)(m + pg * PAGE + 8);
+		if (pg % 256 == 0)
+			*(uint64_t *)(m + pg * PAGE) = word(pg, 0, 0);
+	}
+	if (sum) /* every word read is 0 in pass 0's pattern, or the zero page's */
+		_exit(2);
+}
+
 static void __attribute__((noreturn)) forker(char *m, int ctl)
 {
 	int zs[2], cs[2], theirs[2], st;
@@ -253,6 +271,7 @@ static void __attribute__((noreturn)) forker(char *m, int ctl)
 		_exit(2);
 	pid = fork();
 	if (pid == 0) {
+		early_touch(m);
 		if (child_hello(m, zs[1], cs[1]))
 			_exit(2);
 		bad += child_check(m, 0);
@@ -356,7 +375,7 @@ static void target_spawn(struct target *t, int *ctl)
 	target_spawn_mode(t, ctl, MODE_PLAIN);
 }
 
-static void target_serve(struct target *t, struct uswap *u, void *group)
+static void target_serve_held(struct target *t, struct uswap *u, void *group, bool hold)
 {
 	struct uswap_pager_target tg = {
 		.uffd = t->uffd, .pid = t->pid, .caps = t->caps, .zap = zap, .zap_arg = t,
@@ -369,7 +388,14 @@ static void target_serve(struct target *t, struct uswap *u, void *group)
 	t_eq(uswap_pager_create(u, &c, &t->pg), 0);
 	close(t->uffd); /* the pager keeps its own */
 	t->uffd = -1;
+	if (hold)
+		t_eq(uswap_pager_hold(t->pg), 0);
 	t_eq(uswap_region_adopt(t->pg, t->addr, SPAN), 0);
+}
+
+static void target_serve(struct target *t, struct uswap *u, void *group)
+{
+	target_serve_held(t, u, group, false);
 }
 
 static uint64_t rss_anon(pid_t pid)
@@ -589,13 +615,15 @@ static void recv_fork(int ctl, int *zap_sock, int *child_ctl)
 
 /* A target forks with most of its 16 MiB swapped out: the child's pager
  * takes those folios on the parent's slots (uswap_pager_share_*()),
- * nothing read for the fork; the child reads the parent's data, then
+ * nothing read for the fork, and folds in those the child touched first
+ * (early_touch()); the child reads the parent's data, then
  * each process writes and checks its own; once both are gone no slot
  * is left. */
 static void test_target_fork_shares(void **state)
 {
 	struct target t, g;
 	struct uswap_pager_share *sh = NULL;
+	struct uswap_pager_stats st = { .size = sizeof(st) };
 	uint64_t peak;
 	int ctl, gctl, status;
 	long taken;
@@ -613,11 +641,14 @@ static void test_target_fork_shares(void **state)
 	t_eq(uswap_pager_share_prepare(t.pg, &sh), 0); /* nothing read in */
 	t_eq(send(ctl, "f", 1, 0), 1);
 	target_hello(&g, gctl);
-	target_serve(&g, u, NULL);
+	target_serve_held(&g, u, NULL, true); /* nothing evicted before the share */
 	taken = uswap_pager_share_child(g.pg, sh);
+	uswap_pager_release(g.pg);
 	print_message("fork: the child took %ld swapped-out folios of %u\n", taken,
 		      SPAN / PAGE);
 	go(gctl); /* before any assertion: a failed one leaves nobody waiting */
+	t_eq(uswap_pager_stats_get(g.pg, &st), 0);
+	t_true(st.fork_folded >= 8); /* of early_touch()'s 32 pages */
 	t_eq(recv(ctl, &m, 1, 0), 1);
 	t_eq(m, 'P');
 	uswap_pager_share_parent(t.pg);

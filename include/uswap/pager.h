@@ -174,11 +174,15 @@ USWAP_API void uswap_pager_share_parent(struct uswap_pager *p);
  * adopted the child's copies of the parent's regions at the same
  * addresses, takes each recorded folio that it has with no page present
  * (the fork copied it unmapped), as swapped out on the recorded slots.
- * The other records' references are dropped (the child has those pages:
- * the parent faulted them in before the fork). Frees @s.
- * Return: folios taken; -EINVAL (@s NULL; @child NULL, of another
- * instance or order: @s is freed all the same). Thread-safety: any
- * thread; waits for @child's faults in flight.
+ * A recorded folio the child touched before @child adopted it is read
+ * and folded in, as uswap_pager_inherit() does. The other records'
+ * references are dropped. Hold @child from before it adopts until this
+ * call (uswap_pager_hold()), so that nothing it adopted is evicted
+ * meanwhile. Frees @s.
+ * Return: folios taken; -EIO (a folded folio could not be read: the
+ * child's copy is wrong); -EINVAL (@s NULL; @child NULL, of another
+ * instance or order) or -ENOMEM: @s is freed all the same.
+ * Thread-safety: any thread; waits for @child's faults in flight.
  */
 USWAP_API long uswap_pager_share_child(struct uswap_pager *child, struct uswap_pager_share *s);
 /* uswap_pager_share_free() - drop a record no child took (a failed fork,
@@ -376,12 +380,19 @@ USWAP_API void uswap_pager_fork_parent(struct uswap_pager *p);
  * copy. Call it once @p has adopted the child's copies of @old's regions
  * (uswap_region_adopt()); a folio is taken where @p has it with no page
  * present, and read into place, as plain memory, where @p has no region
- * (one it could not adopt). Every other slot @old held (a clean folio's,
- * its page mapped in the child) is freed. With @p NULL (no pager could
- * be made), every swapped-out folio is read into place. Call
- * uswap_pager_forget(@old) after.
+ * (one it could not adopt). A swapped-out folio the child touched before
+ * @p adopted it (mapped: the zero page where it read, zeros adopted
+ * around) is read and folded in: every byte the child has not written
+ * gets @old's contents (counted in fork_folded). Every other slot @old
+ * held (a clean folio's, its page mapped in the child) is freed. With @p
+ * NULL (no pager could be made), every swapped-out folio is read into
+ * place. Hold @p (uswap_pager_hold(), before it adopts anything: nothing
+ * is read) from its creation until this call, so that no folio it
+ * adopted is evicted before it is folded. Call uswap_pager_forget(@old)
+ * after.
  * Return: folios taken (0 with @p NULL); -EIO (folios lost to read
- * errors, left as zeros); -EINVAL (@old NULL, another instance or order).
+ * errors, left as zeros); -ENOMEM; -EINVAL (@old NULL, another instance
+ * or order).
  * Context: the child, one thread; @p's handlers may run.
  */
 USWAP_API long uswap_pager_inherit(struct uswap_pager *p, struct uswap_pager *old);
@@ -577,6 +588,11 @@ struct uswap_pager_stats {
 					(uswap_region_mlock()): never evicted,
 					so outside resident_bytes and the
 					limit until munlocked */
+	uint64_t fork_folded;        /* folios of a fork's share that the
+					child had touched before its pager
+					began: given the parent's contents
+					(read from swap) where it had not
+					written, and kept resident */
 };
 
 /*

@@ -545,6 +545,9 @@ pager:
 	if ((rc = start_pager()))
 		return rc;
 	wait_threads_started();
+	/* Nothing adopted is evicted before inherit_folios() (fork.c). */
+	if (keep && (rc = uswap_pager_hold(agent.p)))
+		return rc;
 	/* mimalloc's use of the region ends at base + size; the old region
 	 * had an arena's alignment of slack beyond, so a whole folio fits. */
 	size_t folio = (size_t)USWAP_PAGE_SIZE << agent.order;
@@ -558,6 +561,7 @@ static void inherit_folios(struct uswap_pager *old)
 {
 	long rc = uswap_pager_inherit(agent.p, old);
 
+	uswap_pager_release(agent.p); /* child_pager()'s hold */
 	if (rc < 0)
 		fprintf(stderr, "uswap run: agent: a forked child's swapped-out memory: %s\n",
 			strerror((int)-rc));
@@ -589,9 +593,14 @@ static int child_remote(void)
 	atomic_store(&threads_started, 0);
 	int rc = agent_daemon_connect(getenv(USWAP_DAEMON_ENV), now_image_ns());
 
-	if (!rc)
-		wait_threads_started();
-	return rc ? rc : agent_pg_adopt(agent.base, (agent.size + folio - 1) / folio * folio);
+	if (rc)
+		return rc;
+	wait_threads_started();
+	/* With a share to take: nothing adopted is evicted before it
+	 * (uswap_pager_share_child()); released after FORK_CHILD. */
+	if (fork_share && (rc = agent_pg_hold()))
+		return rc;
+	return agent_pg_adopt(agent.base, (agent.size + folio - 1) / folio * folio);
 }
 
 static void child_after_fork(void)
@@ -621,6 +630,7 @@ static void child_after_fork(void)
 
 				if (taken < 0)
 					share_failed((int)taken);
+				agent_pg_release(); /* child_remote()'s hold */
 			}
 		}
 		agent_adopt_unlock();

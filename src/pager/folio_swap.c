@@ -131,6 +131,27 @@ int folio_swap_in(struct uswap_pager *p, struct pager_region *r, size_t idx,
 	return rc;
 }
 
+int slots_swap_in(struct uswap_pager *p, const uint64_t *slot, bool whole, void *buf)
+{
+	struct uswap_swap_io io[USWAP_CLUSTER_SLOTS];
+	unsigned int parts = whole ? 1 : p->nr;
+	int rc = 1;
+
+	for (unsigned int j = 0; j < parts; j++)
+		io[j] = (struct uswap_swap_io){
+			.pages = (char *)buf + (size_t)j * USWAP_PAGE_SIZE,
+			.order = whole ? p->order : 0,
+			.entry = { slot[j] },
+		};
+	uswap_swap_in_batch(p->u, io, parts);
+	for (unsigned int j = 0; j < parts; j++) {
+		if (io[j].result < 0)
+			return io[j].result;
+		rc &= io[j].result;
+	}
+	return rc;
+}
+
 void folio_free_slots(struct uswap_pager *p, struct pager_region *r, size_t idx,
 		      bool whole)
 {

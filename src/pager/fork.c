@@ -23,8 +23,19 @@
  * uswap_pager_fork_prepare() and the fork, p->lock is write-held, which
  * waits for the reclaim passes and faults in flight (each runs with it
  * read-held) and keeps new ones out; eviction is stopped as by a hold.
+ *
+ * The child runs a little before its pager has the region: glibc's start
+ * of the pager's own threads reads the program's locale data, which
+ * lives in the heap. A page read there then is the kernel's zero page,
+ * since nothing serves the child's range yet, and adoption maps the rest
+ * of that folio as zeros. folio_fold() gives such a folio the parent's
+ * contents back, byte by byte where the child has not written; the
+ * share of swap it came with is then let go (the folio is resident).
+ * The child's pager is held from its creation until the folios are
+ * taken, so that nothing it adopted is evicted in between.
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "pager/pager_internal.h"
 
@@ -64,12 +75,44 @@ static void take_folio(struct uswap_pager *p, struct pager_region *r, size_t idx
 			      memory_order_release);
 }
 
+int folio_fold(struct uswap_pager *p, char *addr, const char *was, char *now)
+{
+	bool written = false;
+	int err = mm_read(p, now, addr, p->folio_bytes);
+
+	if (err)
+		return err;
+	for (size_t b = 0; b < p->folio_bytes; b++) {
+		if (now[b])
+			written = true;
+		else
+			now[b] = was[b];
+	}
+	err = mm_write(p, addr, now, p->folio_bytes);
+	WARN_ONCE(!err && written, "pager: a fork child wrote to swapped-out memory at %p "
+		  "before its pager began; those bytes are kept", (void *)addr);
+	return err ? err : written;
+}
+
+/* @old's swapped-out folio, mapped in @p (touched in the child before its
+ * pager began): folded (folio_fold()) with @old's copy, into @buf's two
+ * folios. Return: 0 or -errno. */
+static int fold_folio(struct uswap_pager *p, struct uswap_pager *old,
+		      struct pager_region *ro, size_t oidx, bool whole, char *buf)
+{
+	if (folio_swap_in(old, ro, oidx, whole, buf) < 0)
+		return -EIO;
+	pager_count(p, fork_folded);
+	return folio_fold(p, folio_addr(ro, oidx), buf, buf + p->folio_bytes) < 0 ? -EIO : 0;
+}
+
 /* @old's folio @oidx of @ro: swapped out, into @p where @p has it with no
- * page present, else read into place where @p has no region (plain memory
- * in the child: a region it could not adopt); a clean folio's slots (its
- * page is mapped in the child) freed. Return: 1 if taken, 0, or -EIO. */
+ * page present, folded into place where @p has it mapped (fold_folio()),
+ * else read into place where @p has no region (plain memory in the child:
+ * a region it could not adopt); a clean folio's slots (its page is mapped
+ * in the child) freed. Return: 1 if taken, 0, or -EIO. */
 static int inherit_folio(struct uswap_pager *p, struct uswap_pager *old,
-			 struct pager_region *ro, size_t oidx)
+			 struct pager_region *ro, size_t oidx, char *buf)
 {
 	uint32_t s = atomic_load_explicit(&ro->state[oidx], memory_order_acquire);
 	bool whole = (s & PF_WHOLE) != 0;
@@ -82,12 +125,14 @@ static int inherit_folio(struct uswap_pager *p, struct uswap_pager *old,
 	r = pf_state(s) == PF_SWAPPED ? region_find(p, (uintptr_t)addr) : NULL;
 	if (r) {
 		size_t idx = (size_t)(addr - r->base) / p->folio_bytes;
+		uint32_t st = pf_state(atomic_load_explicit(&r->state[idx], memory_order_relaxed));
 
-		if (pf_state(atomic_load_explicit(&r->state[idx], memory_order_relaxed)) ==
-		    PF_NONE) {
+		if (st == PF_NONE) {
 			take_folio(p, r, idx, ro, oidx, s);
 			return 1;
 		}
+		if (st == PF_RESIDENT)
+			rc = fold_folio(p, old, ro, oidx, whole, buf);
 	} else if (pf_state(s) == PF_SWAPPED) {
 		rc = folio_swap_in(old, ro, oidx, whole, addr) < 0 ? -EIO : 0;
 	}
@@ -126,6 +171,10 @@ USWAP_API long uswap_pager_inherit(struct uswap_pager *p, struct uswap_pager *ol
 		return load_all(old);
 	if (!p || !old || p == old || p->u != old->u || p->order != old->order)
 		return -EINVAL;
+	char *buf = malloc(2 * p->folio_bytes); /* fold_folio()'s */
+
+	if (!buf)
+		return -ENOMEM;
 	/* @old's lock is the parent's, write-held since the fork: its
 	 * arrays are still. Ours keeps our handlers and reclaim out. */
 	pthread_rwlock_wrlock(&p->lock);
@@ -133,12 +182,13 @@ USWAP_API long uswap_pager_inherit(struct uswap_pager *p, struct uswap_pager *ol
 		struct pager_region *ro = old->regions[i];
 
 		for (size_t idx = 0; idx < ro->nr_folios; idx++) {
-			int rc = inherit_folio(p, old, ro, idx);
+			int rc = inherit_folio(p, old, ro, idx, buf);
 
 			taken += rc > 0;
 			lost += rc < 0;
 		}
 	}
 	pthread_rwlock_unlock(&p->lock);
+	free(buf);
 	return lost ? -EIO : taken;
 }

@@ -210,7 +210,8 @@ struct pager_group {
 	X(over_limit)      \
 	X(read_errors)     \
 	X(unuse_moved)     \
-	X(unuse_loaded)
+	X(unuse_loaded)    \
+	X(fork_folded)
 
 struct pager_counters {
 #define X(name) _Atomic uint64_t name;
@@ -425,6 +426,9 @@ int folio_swapped_out(struct uswap_pager *p, struct pager_region *r, size_t idx,
  * 0, or -EIO/-ENOENT. Context: the caller owns the folio. */
 int folio_swap_in(struct uswap_pager *p, struct pager_region *r, size_t idx,
 		  bool whole, void *buf);
+/* folio_swap_in() of a folio known by its slots (@slot: p->nr entries'
+ * values; one aligned run when @whole), which no region holds. */
+int slots_swap_in(struct uswap_pager *p, const uint64_t *slot, bool whole, void *buf);
 /* folio_swap_in() of the @n (<= 1 + PAGER_MAX_RA_FOLIOS) consecutive
  * folios from @idx into @buf, in one batch (uswap_swap_in_batch());
  * @whole[i] says how folio idx + i holds its slots, @rc[i] gets its
@@ -510,9 +514,12 @@ int stage_move_back(struct uswap_pager *p, char *dst, char *src, size_t len);
  * -EINVAL (incomplete), -ESRCH (gone) or another -errno. */
 int target_open(struct uswap_pager *p, const struct uswap_pager_target *t);
 void target_close(struct uswap_pager *p);
-/* Copy @len bytes of the target's memory at @src to @dst. Return: 0 or
- * -errno (-EFAULT: short). Context: p->remote. */
+/* Copy @len bytes of region memory at @src to @dst / from @src to region
+ * memory at @addr. Return: 0 or -errno (-EFAULT: short). Context: a page
+ * there that is not mapped faults, so either the range is mapped or no
+ * pager lock is held. */
 int mm_read(struct uswap_pager *p, void *dst, const void *src, size_t len);
+int mm_write(struct uswap_pager *p, void *addr, const void *src, size_t len);
 /* Zero @len (at most a folio) bytes at @addr of region memory. Return: 0
  * or -errno. Context: no pager lock held (it may fault). */
 int mm_zero(struct uswap_pager *p, void *addr, size_t len);
@@ -523,6 +530,17 @@ int mm_zap(struct uswap_pager *p, const struct iovec *r, unsigned int n);
  * mapped (or, for a target, swapped out by the kernel). Return: 0 or
  * -errno (-ESRCH: the target is gone). */
 int mm_present(struct uswap_pager *p, void *addr, size_t len, unsigned char *vec);
+
+/* ------------------------------------------------------------------------
+ * fork.c: the folios a fork child touched before its pager existed
+ * ---------------------------------------------------------------------- */
+/* @p's folio at @addr, mapped whole (adopted), is swapped out in the
+ * parent's record with contents @was: every byte the child has not
+ * written (zero: the pages read then are the zero page's, those mapped at
+ * adoption zeros) becomes @was's; @now is a folio of scratch. Return: 0,
+ * 1 if a page had been written (kept over @was), or -errno. Context:
+ * p->lock write-held (the folio stays mapped), @p held (not evicted). */
+int folio_fold(struct uswap_pager *p, char *addr, const char *was, char *now);
 
 /* ------------------------------------------------------------------------
  * unuse.c: swapoff of a device under live regions

@@ -14,8 +14,9 @@
  * folio with a reference of its own. Until uswap_pager_share_parent()
  * the pager's lock stays write-held: nothing is evicted or faulted in,
  * so every folio the fork copies unmapped is in the record, and none is
- * half mapped. A record whose folio the child has mapped anyway is
- * dropped by uswap_pager_share_child().
+ * half mapped. A folio the child mapped anyway (touched before its pager
+ * began: fork.c says how) gets the record's contents folded in by
+ * uswap_pager_share_child() and its references dropped.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -135,18 +136,35 @@ USWAP_API void uswap_pager_share_parent(struct uswap_pager *p)
 	uswap_pager_release(p);
 }
 
+/* @f, mapped in @child (touched before its pager began): folded with the
+ * record's copy (folio_fold()), through @buf's two folios. Return: 0 or
+ * -EIO. */
+static int fold(struct uswap_pager *child, const struct shared_folio *f, char *buf)
+{
+	if (slots_swap_in(child, f->slot, f->whole != 0, buf) < 0)
+		return -EIO;
+	pager_count(child, fork_folded);
+	return folio_fold(child, f->addr, buf, buf + child->folio_bytes) < 0 ? -EIO : 0;
+}
+
 /* Give @f to @child where it has the folio with no page (the fork copied
- * it unmapped). Return: whether it took it. Context: child->lock write. */
-static bool take(struct uswap_pager *child, const struct shared_folio *f)
+ * it unmapped); fold it where the child has it mapped. Return: 1 if
+ * taken, 0 if not (the record's references are the caller's to drop),
+ * -EIO. Context: child->lock write-held. */
+static int take(struct uswap_pager *child, const struct shared_folio *f, char *buf)
 {
 	struct pager_region *r = region_find(child, (uintptr_t)f->addr);
 	size_t idx, page0;
+	uint32_t st;
 
 	if (!r || (size_t)(f->addr - r->base) % child->folio_bytes)
-		return false;
+		return 0;
 	idx = (size_t)(f->addr - r->base) / child->folio_bytes;
-	if (atomic_load_explicit(&r->state[idx], memory_order_relaxed) != PF_NONE)
-		return false;
+	st = atomic_load_explicit(&r->state[idx], memory_order_relaxed);
+	if (pf_state(st) == PF_RESIDENT)
+		return fold(child, f, buf);
+	if (st != PF_NONE)
+		return 0;
 	page0 = idx * child->nr;
 	for (unsigned int i = 0; i < child->nr; i++) {
 		atomic_store_explicit(&r->slot[page0 + i], f->slot[i], memory_order_relaxed);
@@ -155,12 +173,13 @@ static bool take(struct uswap_pager *child, const struct shared_folio *f)
 				 ((uint64_t)(r->id + 1) << 32) | (uint64_t)(page0 + i));
 	}
 	atomic_store_explicit(&r->state[idx], PF_SWAPPED | f->whole, memory_order_release);
-	return true;
+	return 1;
 }
 
 USWAP_API long uswap_pager_share_child(struct uswap_pager *child, struct uswap_pager_share *s)
 {
-	long taken = 0;
+	long taken = 0, lost = 0;
+	char *buf;
 
 	if (!s)
 		return -EINVAL;
@@ -168,17 +187,27 @@ USWAP_API long uswap_pager_share_child(struct uswap_pager *child, struct uswap_p
 		uswap_pager_share_free(s);
 		return -EINVAL;
 	}
+	buf = malloc(2 * child->folio_bytes); /* fold()'s */
+	if (!buf) {
+		uswap_pager_share_free(s);
+		return -ENOMEM;
+	}
 	pthread_rwlock_wrlock(&child->lock);
 	for (size_t i = 0; i < s->n; i++) {
-		if (take(child, &s->f[i]))
+		int rc = take(child, &s->f[i], buf);
+
+		if (rc > 0) {
 			taken++;
-		else
-			put_folio(s->u, &s->f[i], s->nr);
+			continue;
+		}
+		lost += rc < 0;
+		put_folio(s->u, &s->f[i], s->nr);
 	}
 	pthread_rwlock_unlock(&child->lock);
+	free(buf);
 	free(s->f);
 	free(s);
-	return taken;
+	return lost ? -EIO : taken;
 }
 
 USWAP_API void uswap_pager_share_free(struct uswap_pager_share *s)

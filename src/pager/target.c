@@ -5,16 +5,17 @@
  * the pager does to region memory other than through the userfaultfd
  * goes through here:
  *
- *  - mm_read(): a victim's contents, read after its write protection is
- *    in place: a memcpy() in its own process is done by the swap path
- *    straight from the region; a target's folios are copied into the
- *    reclaim pass's stage slot with process_vm_readv() first;
+ *  - mm_read(): copy region memory out: a target's victims, read after
+ *    their write protection is in place, go to the reclaim pass's stage
+ *    slot with process_vm_readv() (in its own process the swap path
+ *    reads the region itself); a fork child's touched folios (fork.c);
+ *  - mm_write(): copy into region memory: memcpy() here,
+ *    process_vm_writev() there;
  *  - mm_zap(): unmap ranges: madvise(MADV_DONTNEED) here, the target's
  *    zap function there (no system call unmaps another process's memory);
  *  - mm_present(): which pages are mapped: mincore() here, the target's
  *    /proc/PID/pagemap there;
- *  - mm_zero(): zero a part of a folio (a discard's ends): memset() here,
- *    process_vm_writev() there.
+ *  - mm_zero(): zero a part of a folio (a discard's ends).
  *
  * Every userfaultfd ioctl works on the mm the descriptor was opened in,
  * from whichever process calls it, so the fault path needs nothing here.
@@ -73,8 +74,27 @@ void target_close(struct uswap_pager *p)
 
 int mm_read(struct uswap_pager *p, void *dst, const void *src, size_t len)
 {
+	if (!p->remote) {
+		memcpy(dst, src, len);
+		return 0;
+	}
 	struct iovec local = { dst, len }, remote = { (void *)src, len };
 	ssize_t n = process_vm_readv(p->target.pid, &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+int mm_write(struct uswap_pager *p, void *addr, const void *src, size_t len)
+{
+	if (!p->remote) {
+		memcpy(addr, src, len);
+		return 0;
+	}
+	/* A swapped-out page there faults in the target, served as any. */
+	struct iovec local = { (void *)src, len }, remote = { addr, len };
+	ssize_t n = process_vm_writev(p->target.pid, &local, 1, &remote, 1, 0);
 
 	if (n < 0)
 		return -errno;
@@ -87,17 +107,8 @@ int mm_zero(struct uswap_pager *p, void *addr, size_t len)
 		memset(addr, 0, len);
 		return 0;
 	}
-	/* Less than a folio (the ends of a discard): p->zero is larger. A
-	 * swapped-out page there faults in the target, served as any. */
-	struct iovec local = { p->zero, len }, remote = { addr, len };
-	ssize_t n = len <= p->folio_bytes ? process_vm_writev(p->target.pid, &local, 1,
-							       &remote, 1, 0) : -1;
-
-	if (len > p->folio_bytes)
-		return -EINVAL;
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
+	/* Less than a folio (the ends of a discard): p->zero is larger. */
+	return len <= p->folio_bytes ? mm_write(p, addr, p->zero, len) : -EINVAL;
 }
 
 int mm_zap(struct uswap_pager *p, const struct iovec *r, unsigned int n)
