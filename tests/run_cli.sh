@@ -3,7 +3,8 @@
 #
 # Description: `uswap run` on unmodified programs, each with a heap
 # several times the limit: run_helper (the malloc family, fork with
-# swapped-out pages, read(2)/write(2) on swapped-out buffers, threads),
+# swapped-out pages, read(2)/write(2) on swapped-out buffers, threads,
+# forks with the locale's data swapped out, both modes),
 # sort -S whose output must be byte-identical to sort's without uswap,
 # python3 building, forking and checksumming a structure; zram over an
 # NBD export (nbdkit) as tiers; an encrypted device; uswap status on
@@ -47,6 +48,18 @@ grep -A1 "^  zram$" "$dir/alloc.err" | grep -q "^  *NAME  *ALGORITHM  *DISKSIZE 
 
 # The forked child swapped too: it had a pager of its own.
 grep -q "processes  *2 with a pager" "$dir/fork.err" || fail "fork: the child had no pager: $(cat "$dir/fork.err")"
+
+# Forks with the locale's data swapped out, both modes, 4 KiB and 64 KiB
+# folios: each child's agent used to read it as zeros before its pager
+# had the heap (sscanf() in its start), and the child crashed.
+for opts in "--order 0" "--order 4" "--daemon --order 0" "--daemon --order 4"; do
+	# shellcheck disable=SC2086 # $opts: options and their values
+	"$uswap" run $opts --limit 8M -- "$helper" localefork 64 > "$dir/lf.out" 2>&1
+	rc=$?
+	[ $rc = 77 ] && { echo "# localefork: $(cat "$dir/lf.out")"; break; }
+	[ $rc = 0 ] && grep -q "^localefork: ok" "$dir/lf.out" ||
+		fail "run_helper localefork ($opts): exit status $rc: $(cat "$dir/lf.out")"
+done
 
 # Memory given back (munmap, free, MADV_DONTNEED) leaves nothing on swap:
 # 6 x 64M written under a 16M limit, under 8 MiB used at exit (mimalloc's

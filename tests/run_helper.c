@@ -33,9 +33,14 @@
  *           grandchild (its parent exits at once), both held together
  *           for half a second: what `uswap run`'s tree statistics must
  *           find (run_tree.sh)
+ *   localefork  C.UTF-8 loaded (its data in the heap), SIZE MiB written,
+ *           four forks whose children verify it and use the locale;
+ *           77 without that locale
  * Usage: run_helper MODE SIZE_MIB
  */
+#include <ctype.h>
 #include <errno.h>
+#include <locale.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -138,6 +143,47 @@ static int mode_fork(size_t n)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	CHECK(!bad);
 	printf("fork: ok\n");
+	return 0;
+}
+
+/* fork four times with the program's locale data swapped out: loaded
+ * (setlocale) before SIZE MiB are written, so the clock evicts it. A
+ * fork child's agent ran sscanf() before its pager had the heap, which
+ * read that data as zeros and crashed the child. */
+static int mode_localefork(size_t n)
+{
+	unsigned char *p;
+	int status, bad = 0;
+
+	if (!setlocale(LC_ALL, "C.UTF-8")) {
+		printf("localefork: no C.UTF-8 locale here\n");
+		return 77;
+	}
+	p = malloc(n);
+	CHECK(p != NULL);
+	fill(p, n, 1);
+	for (int i = 0; i < 4; i++) {
+		pid_t pid;
+
+		fflush(stdout);
+		pid = fork();
+		CHECK(pid >= 0);
+		if (pid == 0) {
+			double d = strtod("1.5", NULL);
+
+			_exit(verify(p, n, 1, "child") || d != 1.5 || !isalpha('a'));
+		}
+		CHECK(waitpid(pid, &status, 0) == pid);
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			printf("localefork: child %d: %s %d\n", i,
+			       WIFEXITED(status) ? "exit status" : "signal",
+			       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+			bad = 1;
+		}
+		fill(p, n, 1); /* the locale's data swapped out again */
+	}
+	CHECK(!bad);
+	printf("localefork: ok\n");
 	return 0;
 }
 
@@ -445,7 +491,7 @@ int main(int argc, char **argv)
 	size_t n;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: run_helper alloc|fork|syscall|threads|mmap|realloc|discard|reserve|tree|forkers "
+		fprintf(stderr, "usage: run_helper alloc|fork|syscall|threads|mmap|realloc|discard|reserve|tree|forkers|localefork "
 			"SIZE_MIB\n");
 		return 2;
 	}
@@ -470,5 +516,7 @@ int main(int argc, char **argv)
 		return mode_tree(n);
 	if (!strcmp(argv[1], "forkers"))
 		return mode_forkers(n);
+	if (!strcmp(argv[1], "localefork"))
+		return mode_localefork(n);
 	return 2;
 }

@@ -295,17 +295,32 @@ void *agent_adopt_mremap(void *old, size_t old_len, size_t new_len, int flags, v
 	return m;
 }
 
-/* One line of /proc/self/maps: the range and whether it is read-write. */
+/* A hexadecimal number at *@s, ended by @end, which is skipped. */
+static bool hex_field(const char **s, char end, uintptr_t *v)
+{
+	const char *p = *s;
+
+	for (*v = 0; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); p++)
+		*v = *v * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
+	if (p == *s || *p != end)
+		return false;
+	*s = p + 1;
+	return true;
+}
+
+/* One line of /proc/self/maps: the range and whether it is read-write.
+ * By hand, not sscanf(): in a fork child this runs before the swapped-out
+ * heap is the child's pager's, and sscanf() reads the locale's data,
+ * which the program's setlocale() put in the heap. */
 static bool maps_line(const char *line, char **b, char **e, bool *rw)
 {
-	unsigned long lo, hi;
-	char perms[8];
+	uintptr_t lo, hi;
 
-	if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3)
+	if (!hex_field(&line, '-', &lo) || !hex_field(&line, ' ', &hi) || strlen(line) < 3)
 		return false;
 	*b = (char *)lo;
 	*e = (char *)hi;
-	*rw = perms[0] == 'r' && perms[1] == 'w' && perms[2] != 'x';
+	*rw = line[0] == 'r' && line[1] == 'w' && line[2] != 'x';
 	return true;
 }
 

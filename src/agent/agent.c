@@ -45,6 +45,9 @@ static uint64_t now_image_ns(void)
 static uint64_t image_ns;
 
 static bool starting;                 /* threads created now are the pager's */
+/* --daemon: uswap run's socket name, kept at start: in a fork child the
+ * environment may be swapped-out heap that no pager has yet. */
+static char daemon_name[108];
 static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ------------------------------------------------------------------------
@@ -247,12 +250,15 @@ static void on_read_error(void *ctx, void *addr, int err)
  * then this process's own. */
 static void *map_group(void)
 {
-	const char *name = getenv(AGENT_ENV_GROUP);
+	const char *name;
 	void *mem;
 	int fd;
 
-	if (agent.group || !name || !*name)
+	if (agent.group) /* a fork child: environ may be swapped-out heap */
 		return agent.group;
+	name = getenv(AGENT_ENV_GROUP);
+	if (!name || !*name)
+		return NULL;
 	fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
 	if (fd < 0)
 		return NULL;
@@ -399,6 +405,7 @@ __attribute__((constructor)) static void agent_start(void)
 	held = agent_stdio_hold();
 	daemon = getenv(USWAP_DAEMON_ENV);
 	if (daemon && *daemon) {
+		snprintf(daemon_name, sizeof(daemon_name), "%s", daemon);
 		if ((rc = agent_daemon_connect(daemon, image_ns)))
 			warn("uswap run's swap daemon", rc);
 		else if ((rc = make_heap(env_u64(AGENT_ENV_REGION, UINT64_C(8) << 30))))
@@ -591,7 +598,7 @@ static int child_remote(void)
 	agent_daemon_forget();
 	atomic_store(&threads_created, 0);
 	atomic_store(&threads_started, 0);
-	int rc = agent_daemon_connect(getenv(USWAP_DAEMON_ENV), now_image_ns());
+	int rc = agent_daemon_connect(daemon_name, now_image_ns());
 
 	if (rc)
 		return rc;

@@ -87,9 +87,16 @@ static uint64_t proc_start(pid_t pid)
 		return 0; /* a zombie reads empty: its memory is gone */
 	buf[n] = 0;
 	p = strrchr(buf, ')'); /* the command may hold spaces and ')' */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-			 "%*d %*d %*d %*d %llu", &start) != 1)
+	/* By hand, not sscanf(): a fork child creates its pager before the
+	 * pager has the heap, and sscanf() reads the locale's data, which the
+	 * program's setlocale() put there (a swapped-out page reads as zeros
+	 * in the child then: a crash in bash's command substitutions). */
+	for (unsigned int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || p[1] < '0' || p[1] > '9')
 		return START_UNKNOWN;
+	for (p++; *p >= '0' && *p <= '9'; p++)
+		start = start * 10 + (unsigned long long)(*p - '0');
 	return start;
 }
 
