@@ -5,7 +5,8 @@
 # the stack must exit 0 with nothing lost; then the oracle is checked by
 # mutation: a byte flipped in a swap file behind uswap's back
 # must be reported as wrong data at exactly the slot that was flipped,
-# and one skipped free must be reported as a leak. SIGTERM in the middle
+# and one skipped free must be reported as a leak; --processes runs a
+# tree of processes on one swap subsystem. SIGTERM in the middle
 # ends the run cleanly, checked and reported. A malformed option is a
 # usage error (2).
 #
@@ -24,6 +25,27 @@ fail() { echo "FAIL: $*"; exit 1; }
 grep -q '"ok": true' "$dir/ok.json" || fail "clean run not ok: $(cat "$dir/ok.json")"
 grep -q '"swapoff": 0,' "$dir/ok.json" && fail "no device was swapped off under load"
 ls "$dir" | grep -q '\.swap$' && fail "swap files left behind: $(ls "$dir")"
+
+# 1b. --processes: a tree of 4 processes under uswap run --daemon beside
+#     the rest, forked, exec'd and killed children checking their pages,
+#     no slot left. Where uswap run cannot run (no agent in a sanitizer
+#     build, no userfaultfd), the report says why instead.
+"$uswap" stress --duration "$seconds" --seed 16 --quiet --dir "$dir" --json --processes 4 \
+	> "$dir/tree.json" 2> "$dir/tree.err" || { cat "$dir/tree.err" "$dir/tree.json"; fail "--processes run failed"; }
+grep -q '"ok": true' "$dir/tree.json" || fail "--processes run not ok: $(cat "$dir/tree.json")"
+tree=$(python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["processes"]
+print("ran %d" % t["processes"] if t["ran"] else "not %s" % t.get("not_run", ""))' "$dir/tree.json") ||
+	fail "--processes: no report: $(cat "$dir/tree.json")"
+case $tree in
+"ran "[2-9]* | "ran "[1-9][0-9]*) ;;
+"not "?*) echo "# --processes not run here: ${tree#not }" ;;
+*) fail "--processes: no child ran, or no reason: $tree" ;;
+esac
+ls "$dir" | grep -q 'uswap-stress-tree' && fail "--processes left its directory: $(ls "$dir")"
+"$uswap" stress --processes 1 > /dev/null 2>&1
+[ $? = 2 ] || fail "--processes 1 is not a usage error"
 
 # 2. A flipped byte is reported at exactly its slot.
 "$uswap" stress --duration "$seconds" --seed 12 --quiet --dir "$dir" --mutate flip-byte \

@@ -466,11 +466,26 @@ static json_object *devices(struct uswap *u)
 	return a;
 }
 
-/* One process image's line, in the agent's format (run_stats.c adds them
- * up); @root's carries the instance's counters and devices, which are the
- * tree's, marked "daemon": the pools are uswap run's memory. */
-static void write_line(FILE *f, const struct run_client *c, struct uswap *u, bool root)
+/* KiB still in use on the devices once every pager of the tree is gone
+ * and every fork's record dropped: 0, or slots leaked. */
+static int64_t slots_left_kb(struct uswap *u)
 {
+	struct uswap_device_info info;
+	int64_t kb = 0;
+
+	for (int type = 0; type < USWAP_MAX_DEVICES; type++)
+		if (!uswap_device_info(u, type, &info))
+			kb += (int64_t)info.used_kb;
+	return kb;
+}
+
+/* One process image's line, in the agent's format (run_stats.c adds them
+ * up); the root's (@left_kb >= 0: slots_left_kb()) carries the instance's
+ * counters and devices, which are the tree's, marked "daemon": the pools
+ * are uswap run's memory. */
+static void write_line(FILE *f, const struct run_client *c, struct uswap *u, int64_t left_kb)
+{
+	bool root = left_kb >= 0;
 	json_object *o = json_object_new_object();
 	struct uswap_stats st = { .size = sizeof(st) };
 	const struct uswap_pager_stats *ps = &c->st;
@@ -500,6 +515,8 @@ static void write_line(FILE *f, const struct run_client *c, struct uswap *u, boo
 	json_object_object_add(o, "heap_fallbacks", json_object_new_int64((int64_t)c->fallbacks));
 	json_object_object_add(o, "devices", root && c->devices ? json_object_get(c->devices)
 							     : json_object_new_array());
+	if (root)
+		json_object_object_add(o, "daemon_slots_left_kb", json_object_new_int64(left_kb));
 	fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 }
@@ -530,12 +547,6 @@ void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double k
 		if (c->pid && (!root || (c->pid == cmd && (root->pid != cmd ||
 							   c->image_ns > root->image_ns))))
 			root = c;
-	f = stats ? fopen(stats, "a") : NULL;
-	for (struct run_client *c = d->clients; f && c; c = c->next)
-		if (c->pid)
-			write_line(f, c, d->u, c == root);
-	if (f)
-		fclose(f);
 	while (d->shares) { /* forks whose child never came */
 		struct run_share *sh = d->shares;
 
@@ -543,6 +554,12 @@ void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double k
 		uswap_pager_share_free(sh->s);
 		free(sh);
 	}
+	f = stats ? fopen(stats, "a") : NULL;
+	for (struct run_client *c = d->clients; f && c; c = c->next)
+		if (c->pid)
+			write_line(f, c, d->u, c == root ? slots_left_kb(d->u) : -1);
+	if (f)
+		fclose(f);
 	while (d->clients) {
 		struct run_client *c = d->clients;
 

@@ -122,8 +122,10 @@ static void add_line(json_object *sum, json_object *line, int64_t *most_faults)
 		take(sum, line, "fault_us_p50");
 		take(sum, line, "fault_us_p99");
 	}
-	if (json_object_object_get_ex(line, "root", &root) && json_object_get_boolean(root))
+	if (json_object_object_get_ex(line, "root", &root) && json_object_get_boolean(root)) {
 		take(sum, line, "devices");
+		take(sum, line, "daemon_slots_left_kb");
+	}
 	/* --daemon: the pools are uswap run's memory, not the tree's. */
 	key = json_object_object_get_ex(line, "daemon", &daemon) &&
 	      json_object_get_boolean(daemon) ? "daemon_zram_pool_peak_bytes"
@@ -303,6 +305,10 @@ static void print_tree(json_object *sum)
 		fprintf(stderr, "  %-16szram pools up to %s, in uswap run (--daemon), outside "
 			"the tree (each device at its peak, added up)\n", "",
 			size(get_i64(sum, "daemon_zram_pool_peak_bytes"), a));
+	if (get_i64(sum, "daemon_slots_left_kb"))
+		fprintf(stderr, "  %-16s%s still in use on the devices after every process "
+			"ended: slots leaked\n", "left",
+			size(get_i64(sum, "daemon_slots_left_kb") << 10, a));
 }
 
 static void add_tree(json_object *sum, const struct run_tree *t)

@@ -51,6 +51,13 @@ static const char usage_text[] =
 "                          time in four a pager device (default 0.5; 0:\n"
 "                          never)\n"
 "  --migrate               workers hop between CPUs (uswap_thread_set_cpu)\n"
+"  --processes N           also a tree of N processes (2..16) sharing one\n"
+"                          swap subsystem under uswap run --daemon with\n"
+"                          --pager-limit: forked, exec'd and SIGKILLed\n"
+"                          children, each checking its pages against its\n"
+"                          own model; no slot may be left once it ends\n"
+"                          (default 0: none)\n"
+"  --tree-worker SPEC      what the tree's processes run; not for direct use\n"
 "  --dir DIR               where the swap files go (default $TMPDIR or /tmp)\n"
 "  --seed N                replay a run (default: from the clock, printed)\n"
 "  --mutate KIND           check the oracle: flip-byte (flip a byte of a\n"
@@ -72,7 +79,7 @@ static const char usage_text[] =
 enum {
 	OPT_OPS = 256, OPT_OBJECTS, OPT_PAGER_THREADS, OPT_PAGER_SIZE, OPT_PAGER_LIMIT,
 	OPT_READ, OPT_WRITE, OPT_CHECKPOINT, OPT_CHURN, OPT_MIGRATE, OPT_DIR, OPT_SEED,
-	OPT_MUTATE, OPT_JSON, OPT_PLOT,
+	OPT_MUTATE, OPT_JSON, OPT_PLOT, OPT_PROCESSES, OPT_TREE_WORKER,
 };
 
 static const struct option long_options[] = {
@@ -93,6 +100,8 @@ static const struct option long_options[] = {
 	{ "mutate",        required_argument, NULL, OPT_MUTATE },
 	{ "json",          no_argument,       NULL, OPT_JSON },
 	{ "plot",          required_argument, NULL, OPT_PLOT },
+	{ "processes",     required_argument, NULL, OPT_PROCESSES },
+	{ "tree-worker",   required_argument, NULL, OPT_TREE_WORKER }, /* internal */
 	{ "quiet",         no_argument,       NULL, 'q' },
 	{ "help",          no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -177,6 +186,13 @@ static int apply_option(struct stress_opts *o, int opt, const char *arg)
 		return 0;
 	case OPT_JSON: o->json = true; return 0;
 	case OPT_PLOT: o->plot = arg; return 0;
+	case OPT_PROCESSES:
+		if (cli_parse_uint(arg, 0, STRESS_MAX_PROCESSES, &o->processes) ||
+		    o->processes == 1)
+			return cli_usage_error(CMD, "--processes '%s': want 0 or 2..%d", arg,
+					       STRESS_MAX_PROCESSES);
+		return 0;
+	case OPT_TREE_WORKER: o->tree_worker = arg; return 0;
 	case 'q': o->quiet = true; return 0;
 	}
 	return cli_usage_error(CMD, "unknown option");
@@ -386,7 +402,7 @@ static void check_faults(struct stress *s, struct uswap_fault_counts *f)
 }
 
 static void report_text(const struct stress *s, const struct uswap_fault_counts *f,
-			double secs, const char *pager_note)
+			double secs, const char *pager_note, const char *tree_note)
 {
 	const struct stress_counts *c = &s->c;
 
@@ -405,6 +421,13 @@ static void report_text(const struct stress *s, const struct uswap_fault_counts 
 		       (unsigned long long)c->pager_writes, (unsigned long long)c->pager_reads);
 	else
 		printf("  pager      not run: %s\n", pager_note);
+	if (s->tree_ran)
+		printf("  processes  %u in the tree (%u forked, %u exec'd, %u killed), %llu pages "
+		       "checked by its root\n", s->tree_counts[0], s->tree_counts[1],
+		       s->tree_counts[2], s->tree_counts[3],
+		       (unsigned long long)s->tree_pages_checked);
+	else
+		printf("  processes  not run: %s\n", tree_note);
 	printf("  devices    %llu swapoffs (%llu of the last device of a priority, %llu "
 	       "refused), %llu swapons, %llu unuse calls, %llu checkpoints\n",
 	       (unsigned long long)c->swapoffs, (unsigned long long)c->swapoff_last_of_prio,
@@ -434,7 +457,7 @@ static void report_text(const struct stress *s, const struct uswap_fault_counts 
 }
 
 static void report_json(const struct stress *s, const struct uswap_fault_counts *f,
-			double secs, const char *pager_note)
+			double secs, const char *pager_note, const char *tree_note)
 {
 	const struct stress_counts *c = &s->c;
 	struct cli_json j;
@@ -488,6 +511,18 @@ static void report_json(const struct stress *s, const struct uswap_fault_counts 
 	cli_json_bool(&j, "pager", s->pager_ran);
 	if (!s->pager_ran)
 		cli_json_string(&j, "pager_not_run", pager_note);
+	cli_json_object_open(&j, "processes", true);
+	cli_json_bool(&j, "ran", s->tree_ran);
+	if (s->tree_ran) {
+		cli_json_u64(&j, "processes", s->tree_counts[0]);
+		cli_json_u64(&j, "forked", s->tree_counts[1]);
+		cli_json_u64(&j, "execd", s->tree_counts[2]);
+		cli_json_u64(&j, "killed", s->tree_counts[3]);
+		cli_json_u64(&j, "pages_checked", s->tree_pages_checked);
+	} else {
+		cli_json_string(&j, "not_run", tree_note);
+	}
+	cli_json_object_close(&j);
 	cli_json_array_open(&j, "reports", false);
 	for (unsigned int i = 0; i < s->nr_reports; i++)
 		cli_json_string(&j, NULL, s->reports[i]);
@@ -569,10 +604,13 @@ int cmd_stress(int argc, char **argv)
 	char note[128] = "--pager-threads 0";
 	struct cli_plot *plot = NULL;
 	double secs;
+	char tree_note[160] = "--processes 0";
 	int rc = parse_opts(argc, argv, &o);
 
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;
+	if (o.tree_worker) /* a process of --processes' tree */
+		return stress_tree_worker(o.tree_worker);
 	if (o.plot) { /* writable, before anything runs */
 		bool made;
 
@@ -594,6 +632,12 @@ int cmd_stress(int argc, char **argv)
 		fprintf(stderr, "uswap stress: seed %llu (replay with --seed %llu)\n",
 			(unsigned long long)o.seed, (unsigned long long)o.seed);
 	rc = start(&s, &churn, &churning, note, sizeof(note));
+	if (!rc && o.processes) {
+		char err[256];
+
+		if (stress_tree_start(&s, err, sizeof(err)))
+			rc = cli_runtime_error(CMD, "%s", err);
+	}
 	if (rc) {
 		atomic_store(&s.stop, true);
 		stress_swap_join(&s);
@@ -603,6 +647,7 @@ int cmd_stress(int argc, char **argv)
 		return rc;
 	}
 	supervise(&s, plot);
+	stress_tree_finish(&s, tree_note, sizeof(tree_note));
 	stop_and_drain(&s, churn, churning);
 	secs = (double)(cli_now_ns() - s.start_ns) / 1e9;
 	check_faults(&s, f);
@@ -613,9 +658,9 @@ int cmd_stress(int argc, char **argv)
 	if (plot)
 		cli_plot_finish(plot, "stress"); /* a failure is said; the verdict stands */
 	if (o.json)
-		report_json(&s, f, secs, note);
+		report_json(&s, f, secs, note, tree_note);
 	else
-		report_text(&s, f, secs, note);
+		report_text(&s, f, secs, note, tree_note);
 	if (interrupted)
 		fprintf(stderr, "uswap stress: stopped by signal %d; all checks ran\n",
 			(int)interrupted);

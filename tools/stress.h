@@ -35,6 +35,7 @@
 #define STRESS_MAX_ORDER   4   /* folios of the swap-path workers */
 #define STRESS_MAX_DEVICES 8   /* per instance */
 #define STRESS_MAX_REPORTS 16  /* violations printed in full */
+#define STRESS_MAX_PROCESSES 16 /* --processes */
 
 enum stress_mutation {
 	STRESS_MUTATE_NONE,
@@ -60,6 +61,8 @@ struct stress_opts {
 	enum stress_mutation mutate;
 	bool json, quiet;
 	const char *plot;            /* --plot FILE.svg, or NULL */
+	unsigned int processes;      /* --processes: the tree's size; 0: none */
+	const char *tree_worker;     /* --tree-worker: run as a process of it */
 };
 
 /* One device a set can swap on: its spec, and its state while on. */
@@ -115,7 +118,24 @@ struct stress {
 	unsigned int nr_reports;
 	char reports[STRESS_MAX_REPORTS][256];
 	uint64_t start_ns;
+	/* --processes (stress_tree.c) */
+	pid_t tree_pid;               /* its uswap run; 0: none */
+	char tree_dir[4200], tree_out[4210], tree_json[4220];
+	bool tree_ran;                /* it reported a result */
+	unsigned int tree_counts[4];  /* processes, forked, exec'd, killed */
+	uint64_t tree_pages_checked;  /* by its root */
 };
+
+/* splitmix64: the next number of the stream @s (each worker has its own,
+ * seeded from --seed, so a run replays). */
+static inline uint64_t stress_rnd(uint64_t *s)
+{
+	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
 
 /* stress.c */
 void stress_violation(struct stress *s, _Atomic uint64_t *counter, const char *fmt, ...)
@@ -152,6 +172,14 @@ void stress_pager_free(struct stress *s);
 uint64_t stress_pager_fault_ns_max(struct stress *s);
 /* The region's resident and limit MiB (0, 0 without a pager). */
 void stress_pager_resident(struct stress *s, double *resident_mib, double *limit_mib);
+
+/* stress_tree.c: --processes. _start() launches the tree under uswap run
+ * --daemon; _finish() waits for it (it runs --duration) and counts its
+ * violations; a tree that could not run here leaves @note. _worker():
+ * the process that --tree-worker SPEC names. */
+int stress_tree_start(struct stress *s, char *err, size_t errlen);
+void stress_tree_finish(struct stress *s, char *note, size_t notelen);
+int stress_tree_worker(const char *spec);
 
 /* stress_plot.c: one sample of --plot. */
 struct cli_plot;

@@ -36,14 +36,6 @@ struct stress_pager {
 	unsigned int nr_w;
 };
 
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	return z ^ (z >> 31);
-}
-
 static void make_page(unsigned char *page, size_t p, uint32_t version)
 {
 	uint64_t *w = (uint64_t *)page, seed = p * 0x9e3779b97f4a7c15ull ^ version;
@@ -55,7 +47,7 @@ static void make_page(unsigned char *page, size_t p, uint32_t version)
 	w[0] = p;
 	w[1] = version;
 	for (size_t i = 2; i < USWAP_PAGE_SIZE / 8; i++)
-		w[i] = rnd(&seed);
+		w[i] = stress_rnd(&seed);
 }
 
 /* uswap_pager_error_fn: remember which page was lost. Runs before the
@@ -116,10 +108,10 @@ static void *pworker_main(void *arg)
 	size_t mine = (pg->nr_pages - w->id + pg->nr_w - 1) / pg->nr_w;
 
 	while (!atomic_load(&s->stop) && mine) {
-		size_t p = w->id + (size_t)(rnd(&w->rng) % mine) * pg->nr_w;
+		size_t p = w->id + (size_t)(stress_rnd(&w->rng) % mine) * pg->nr_w;
 
 		pthread_rwlock_rdlock(&s->quiesce);
-		if (rnd(&w->rng) & 1) {
+		if (stress_rnd(&w->rng) & 1) {
 			page_write(pg, p);
 			atomic_fetch_add(&s->c.pager_writes, 1);
 		} else {

@@ -84,15 +84,6 @@ struct stress_swap {
 
 #define FOLIO_MAX ((size_t)USWAP_PAGE_SIZE << STRESS_MAX_ORDER)
 
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
 /* Page @p of an object: a header naming it, then words from a PRNG. */
 static void make_page(unsigned char *page, uint64_t stamp, uint64_t version, unsigned int p)
 {
@@ -102,7 +93,7 @@ static void make_page(unsigned char *page, uint64_t stamp, uint64_t version, uns
 	w[1] = version;
 	w[2] = p;
 	for (size_t i = 3; i < USWAP_PAGE_SIZE / 8; i++)
-		w[i] = rnd(&seed);
+		w[i] = stress_rnd(&seed);
 }
 
 static void make_folio(unsigned char *buf, const struct sobj *o)
@@ -115,7 +106,7 @@ static void make_folio(unsigned char *buf, const struct sobj *o)
 static unsigned int pick_order(uint64_t *rng)
 {
 	static const unsigned int pct[] = { 55, 10, 15, 5, 15 };
-	unsigned int r = (unsigned int)(rnd(rng) % 100);
+	unsigned int r = (unsigned int)(stress_rnd(rng) % 100);
 
 	for (unsigned int o = 0; o <= STRESS_MAX_ORDER; o++) {
 		if (r < pct[o])
@@ -233,7 +224,7 @@ static int swap_out_one(struct stress *s, const unsigned char *buf, unsigned int
  * reclaim does). Return: whether it is swapped now. */
 static bool obj_swap_out(struct stress *s, struct sobj *o, unsigned char *buf, uint64_t *rng)
 {
-	unsigned int flags = rnd(rng) % 10 == 0 ? USWAP_SWAP_KEEP_CACHE : 0;
+	unsigned int flags = stress_rnd(rng) % 10 == 0 ? USWAP_SWAP_KEEP_CACHE : 0;
 	int rc;
 
 	make_folio(buf, o);
@@ -390,13 +381,13 @@ static void op_swapped(struct sworker *w, struct sobj *o)
 {
 	struct stress *s = w->s;
 	struct stress_swap *m = s->swap;
-	unsigned int r = (unsigned int)(rnd(&w->rng) % 100);
+	unsigned int r = (unsigned int)(stress_rnd(&w->rng) % 100);
 
 	if (r < 45 || o == atomic_load(&m->victim)) {
 		if (obj_swap_in(s, o, w->buf, w->want) == 0 && o == atomic_load(&m->victim))
 			atomic_store(&m->victim, NULL);
 	} else if (r < 60) {
-		struct sobj *c = &m->obj[rnd(&w->rng) % m->nr];
+		struct sobj *c = &m->obj[stress_rnd(&w->rng) % m->nr];
 
 		if (c != o && pthread_mutex_trylock(&c->lock) == 0) {
 			if (c->state == OBJ_EMPTY)
@@ -413,7 +404,7 @@ static void op_swapped(struct sworker *w, struct sobj *o)
 static void op_one(struct sworker *w, struct sobj *o)
 {
 	struct stress *s = w->s;
-	unsigned int r = (unsigned int)(rnd(&w->rng) % 100);
+	unsigned int r = (unsigned int)(stress_rnd(&w->rng) % 100);
 
 	switch (o->state) {
 	case OBJ_EMPTY:
@@ -453,10 +444,10 @@ static void *worker_main(void *arg)
 	unsigned long nr_cpus = (unsigned long)sysconf(_SC_NPROCESSORS_ONLN);
 
 	for (uint64_t n = 0; !worker_done(s); n++) {
-		struct sobj *o = &m->obj[rnd(&w->rng) % m->nr];
+		struct sobj *o = &m->obj[stress_rnd(&w->rng) % m->nr];
 
 		if (s->o->migrate && n % 512 == 0)
-			uswap_thread_set_cpu((int)(rnd(&w->rng) % (nr_cpus ? nr_cpus : 1)));
+			uswap_thread_set_cpu((int)(stress_rnd(&w->rng) % (nr_cpus ? nr_cpus : 1)));
 		pthread_rwlock_rdlock(&s->quiesce);
 		pthread_mutex_lock(&o->lock);
 		op_one(w, o);
