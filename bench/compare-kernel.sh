@@ -34,7 +34,8 @@
 #
 # Environment: WORKERS (2), SIZE per worker (256M), LIMIT (128M), ORDER (0),
 # DEVICES (4), RUNS (3, each side), DATA (/usr/share/common-licenses/GPL-3),
-# KPRIO (equal), EXTRA (more options for both sides).
+# KPRIO (equal), EXTRA (more options for both sides), RUN_OPTS (more
+# options for `uswap run` in the command mode, e.g. --daemon).
 #
 # Needs root; without it (or without zram or a memory cgroup) it says why,
 # prints "skipped" and exits 0.
@@ -56,6 +57,7 @@ RUNS=${RUNS:-3}
 DATA=${DATA:-/usr/share/common-licenses/GPL-3}
 KPRIO=${KPRIO:-equal}
 EXTRA=${EXTRA:-}
+RUN_OPTS=${RUN_OPTS:-}
 
 skip() {
 	echo "compare-kernel: $*"
@@ -204,13 +206,14 @@ run_cmd_uswap() {
 	local devs=() i t0
 	for ((i = 0; i < DEVICES; i++)); do devs+=(--device "zram:${each_mb}M"); done
 	t0=$(now)
-	"$USWAP" run --limit "$LIMIT" --order "$ORDER" "${devs[@]}" -- "${CMD[@]}" \
+	# shellcheck disable=SC2086 # $RUN_OPTS: options and their values
+	"$USWAP" run $RUN_OPTS --limit "$LIMIT" --order "$ORDER" "${devs[@]}" -- "${CMD[@]}" \
 		> "/tmp/compare-kernel.$$.uout" || return 1
 	awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'
 }
 if [ ${#CMD[@]} -gt 0 ]; then
 	echo
-	echo "command: ${CMD[*]}; limit $LIMIT, order $ORDER, $DEVICES x zram ${each_mb}M" \
+	echo "command: ${CMD[*]}; limit $LIMIT, order $ORDER, $DEVICES x zram ${each_mb}M ${RUN_OPTS}" \
 	     "(kernel: lz4, priority $KPRIO, memory cgroup $cgver), $RUNS runs each"
 	printf "%-4s %12s %12s %8s\n" run "kernel s" "uswap s" "k/u"
 	kl=() ul=() kfail=0
