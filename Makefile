@@ -46,8 +46,10 @@ deps:
 deps-fuzz:
 	$(call install_missing,$(FUZZ_DEBS))
 
+# -g changes no code: it names our functions in the backtraces that the
+# tests print of a run that hangs (tests/run_lib.sh).
 $(BUILD)/build.ninja: | deps
-	meson setup $(BUILD) --buildtype=release -Ddebug_level=1
+	meson setup $(BUILD) --buildtype=release -Ddebug=true -Ddebug_level=1
 
 build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)

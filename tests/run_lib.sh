@@ -46,23 +46,58 @@ descendants() {
 	done
 }
 
+# place PID PC: the code mapping that holds PC (hex), as FILE+OFFSET.
+place() {
+	pc=$(($2))
+	while read -r range perm off _ _ file; do
+		[ "$perm" = r-xp ] || continue
+		lo=$((0x${range%-*})) hi=$((0x${range#*-}))
+		if [ "$pc" -ge "$lo" ] && [ "$pc" -lt "$hi" ]; then
+			printf '%s+0x%x' "${file##*/}" $((pc - lo + 0x$off))
+			return
+		fi
+	done < "/proc/$1/maps"
+	echo "$2"
+}
+
 # thread_dump PID...: each thread's name, state, wait channel, system call
-# (number, arguments, sp, pc; the code mappings place the pc) and kernel
-# stack: what a hang is waiting for (a debugger would itself
-# block on a process whose faults no one serves).
+# (number, arguments, sp, pc placed in its code mapping) and kernel stack:
+# what a hang is waiting for (a debugger would itself block on a process
+# whose faults no one serves). One line and the stack per thread, so that
+# a log's tail holds many.
 thread_dump() {
 	for p in "$@"; do
 		echo "== pid $p: $(tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null)"
-		grep ' r-xp ' /proc/$p/maps 2>/dev/null # for the pc of each system call
 		for t in /proc/$p/task/*; do
 			[ -d "$t" ] || continue
+			sc=$(cat $t/syscall 2>/dev/null)
+			pc=${sc##* }
+			case $pc in 0x*) pc="at $(place $p "$pc" 2>/dev/null)" ;; *) pc= ;; esac
 			echo "-- tid ${t##*/} $(cat $t/comm 2>/dev/null)" \
 			     "$(grep '^State' $t/status 2>/dev/null | tr -s '\t ' ' ')" \
-			     "wchan $(cat $t/wchan 2>/dev/null)" \
-			     "syscall $(cat $t/syscall 2>/dev/null)"
-			head -12 $t/stack 2>/dev/null | sed 's/^/     /'
+			     "wchan $(cat $t/wchan 2>/dev/null) syscall $sc $pc"
+			head -8 $t/stack 2>/dev/null | sed 's/^/     /'
 		done
+		user_stacks "$p"
 	done
+}
+
+# user_stacks PID: each thread's user-space backtrace on one line, where
+# gdb is installed: "| LWP name: f0 (file:line) < f1 < ...". Bounded:
+# gdb's reads of a process whose faults no one serves would block, so no
+# frame arguments (they may point into swapped-out memory) and at most 20 s.
+user_stacks() {
+	command -v gdb > /dev/null || return 0
+	timeout -s KILL 20 gdb -batch -nx -p "$1" -ex 'set print frame-arguments none' \
+		-ex 'thread apply all bt 12' 2>/dev/null | awk '
+		/^Thread / { if (line) print line; line = "   | " $0; sep = " "; next }
+		/^#/ {
+			f = $2; if (f ~ /^0x/) f = $4
+			at = ""; for (i = 3; i < NF; i++) if ($i == "at") at = $(i + 1)
+			sub(/.*\//, "", at)
+			line = line sep f (at ? " (" at ")" : ""); sep = " < "
+		}
+		END { if (line) print line }' | sed 's/(Thread 0x[0-9a-f]* (\(LWP [0-9]*\)) \("[^"]*"\))/\1 \2/'
 }
 
 # run_watched SECS OUT CMD...: CMD with stdout and stderr to OUT. Past
@@ -80,7 +115,8 @@ run_watched() {
 	done
 	if kill -0 "$pid" 2>/dev/null; then
 		tree=$(descendants "$pid")
-		{ echo "run_watched: still running after $secs s:"; thread_dump $tree; } >> "$out"
+		# The root last: a log that keeps only its tail keeps uswap run.
+		{ echo "run_watched: still running after $secs s:"; thread_dump $(printf "%s\n" $tree | tac); } >> "$out"
 		kill -KILL $tree 2>/dev/null
 		wait "$pid"
 		return 124
