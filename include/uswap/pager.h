@@ -175,7 +175,9 @@ USWAP_API void uswap_pager_share_parent(struct uswap_pager *p);
  * addresses, takes each recorded folio that it has with no page present
  * (the fork copied it unmapped), as swapped out on the recorded slots.
  * A recorded folio the child touched before @child adopted it is read
- * and folded in, as uswap_pager_inherit() does. The other records'
+ * and folded in, as uswap_pager_inherit() does; one in no region of
+ * @child (a range its agent could not adopt) is read and written into
+ * place, plain memory of the child from then on. The other records'
  * references are dropped. Hold @child from before it adopts until this
  * call (uswap_pager_hold()), so that nothing it adopted is evicted
  * meanwhile. Frees @s.

@@ -16,7 +16,8 @@
  * so every folio the fork copies unmapped is in the record, and none is
  * half mapped. A folio the child mapped anyway (touched before its pager
  * began: fork.c says how) gets the record's contents folded in by
- * uswap_pager_share_child() and its references dropped.
+ * uswap_pager_share_child() and its references dropped; so does one in
+ * no region of the child's pager, written into place.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -147,17 +148,31 @@ static int fold(struct uswap_pager *child, const struct shared_folio *f, char *b
 	return folio_fold(child, f->addr, buf, buf + child->folio_bytes) < 0 ? -EIO : 0;
 }
 
+/* @f where @child has no region (one its agent could not adopt: plain
+ * memory there, and the fork copied no page of it): its contents written
+ * into place, with what the child wrote there first kept (folio_fold()).
+ * Return: 0, or -EIO. */
+static int place(struct uswap_pager *child, const struct shared_folio *f, char *buf)
+{
+	if (slots_swap_in(child, f->slot, f->whole != 0, buf) < 0)
+		return -EIO;
+	return folio_fold(child, f->addr, buf, buf + child->folio_bytes) < 0 ? -EIO : 0;
+}
+
 /* Give @f to @child where it has the folio with no page (the fork copied
- * it unmapped); fold it where the child has it mapped. Return: 1 if
- * taken, 0 if not (the record's references are the caller's to drop),
- * -EIO. Context: child->lock write-held. */
+ * it unmapped); fold it where the child has it mapped; write it into
+ * place where the child has no region there. Return: 1 if taken, 0 if
+ * not (the record's references are the caller's to drop), -EIO.
+ * Context: child->lock write-held. */
 static int take(struct uswap_pager *child, const struct shared_folio *f, char *buf)
 {
 	struct pager_region *r = region_find(child, (uintptr_t)f->addr);
 	size_t idx, page0;
 	uint32_t st;
 
-	if (!r || (size_t)(f->addr - r->base) % child->folio_bytes)
+	if (!r)
+		return place(child, f, buf);
+	if ((size_t)(f->addr - r->base) % child->folio_bytes)
 		return 0;
 	idx = (size_t)(f->addr - r->base) / child->folio_bytes;
 	st = atomic_load_explicit(&r->state[idx], memory_order_relaxed);
