@@ -30,6 +30,8 @@
 #  - uswap run killed with SIGKILL: a grandchild (not CMD, which the guard
 #    ends) ends at once, saying why, instead of running on without its
 #    swapped pages;
+#  - uswap status while a tree runs: each process's line from uswap run,
+#    the devices and counters on CMD's, no socket left after;
 #  - --daemon with --trace is a usage error (exit 2).
 # Skips (77) where `uswap run` cannot work here (see run_lib.sh).
 #
@@ -313,6 +315,56 @@ grep -q "is gone: the process ends" "$dir/hold.out" || fail "hold: no word of wh
 ls /dev/shm/uswap-run-$run_pid-* > /dev/null 2>&1 &&
 	fail "hold: the killed uswap run left $(ls /dev/shm/uswap-run-$run_pid-*)"
 echo "# hold: the grandchild ended with uswap run"
+
+# uswap status of a --daemon tree: uswap run publishes each process (a
+# parent with 48 MiB under --limit 16M and its forked child); the tree's
+# devices and counters are on CMD's line; nothing is left once it ends.
+cat > "$dir/live.py" << 'EOF'
+import os, sys, time
+d = bytearray(os.urandom(1 << 20)) * 48
+pid = os.fork()
+if pid == 0:
+    e = bytearray(os.urandom(1 << 20)) * 8
+    open(sys.argv[1] + ".child", "w").write("ready")
+    time.sleep(30)
+    os._exit(0)
+while not os.path.exists(sys.argv[1] + ".child"):
+    time.sleep(0.05)
+open(sys.argv[1], "w").write("%d %d" % (os.getpid(), pid))
+os.waitpid(pid, 0)
+EOF
+"$uswap" run --daemon --limit 16M -- "$python" "$dir/live.py" "$dir/live.ready" > "$dir/live.out" 2>&1 &
+live=$!
+for _ in $(seq 300); do
+	[ -s "$dir/live.ready" ] && break
+	sleep 0.1
+done
+[ -s "$dir/live.ready" ] || { kill -KILL $live; fail "status: python did not start: $(cat "$dir/live.out")"; }
+set -- $(cat "$dir/live.ready")
+"$uswap" status --json > "$dir/live.json"
+rc=$?
+"$uswap" status --processes -o PID,LIMIT -b -n -r > "$dir/live.proc"
+rc2=$?
+kill -TERM "$2"
+wait $live
+[ $rc = 0 ] && [ $rc2 = 0 ] || fail "status under --daemon: exit $rc, $rc2: $(cat "$dir/live.json")"
+python3 -c '
+import json, sys
+ps = {o["pid"]: o for o in json.load(open(sys.argv[1]))["processes"]}
+parent, child = int(sys.argv[2]), int(sys.argv[3])
+assert set(ps) == {parent, child}, ps.keys()
+p, c = ps[parent], ps[child]
+assert p["daemon"] and p["root"] and not c["root"], (p, c)
+assert len(p["devices"]) == 4 and sum(p["swpout"]) > 0, p
+assert c["devices"] == [] and c["cmd"].startswith("python"), c
+assert p["limit_bytes"] == c["limit_bytes"] == 16 << 20, (p, c)
+assert p["resident_bytes"] <= 16 << 20 and p["evictions"] > 0, p
+' "$dir/live.json" "$1" "$2" || fail "status under --daemon: $(cat "$dir/live.json")"
+[ "$(sort "$dir/live.proc")" = "$(printf '%s 16777216\n%s 16777216' "$1" "$2" | sort)" ] ||
+	fail "status --processes under --daemon: $(cat "$dir/live.proc")"
+ls "$XDG_RUNTIME_DIR/uswap/"*.sock > /dev/null 2>&1 &&
+	fail "status: sockets left after the run: $(ls "$XDG_RUNTIME_DIR/uswap")"
+echo "# status: both processes of the tree, the devices on CMD's"
 
 "$uswap" run --daemon --trace "$dir/t.trace" -- true 2> "$dir/usage.err"
 [ $? = 2 ] || fail "--daemon --trace: not a usage error: $(cat "$dir/usage.err")"

@@ -653,6 +653,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (child == 0)
 		exec_cmd(&o, agent, stats, group.name, daemon.name, parent);
+	atomic_store(&daemon.cmd, child); /* its line in uswap status is the tree's */
 	guard_fd = guard_start(child, o.kill_after, stats, group.name, &guard);
 	struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART };
 

@@ -6,6 +6,7 @@
 #define USWAP_TOOLS_RUN_CMD_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -96,6 +97,10 @@ struct run_daemon {
 	pthread_mutex_t lock;        /* clients */
 	struct run_client *clients;  /* every connection, ended ones too */
 	struct run_share *shares;    /* forks not yet taken by their child */
+	_Atomic pid_t cmd;           /* CMD, once forked: its line is the root */
+	pthread_t status_th;         /* run_daemon_status.c */
+	bool status_on;
+	_Atomic bool status_stop;
 };
 /* Swap the devices on, make the group, listen. Return: 0 or the CLI's
  * runtime-error status (said); run_daemon_end() cleans up either way. */

@@ -16,6 +16,7 @@
  */
 #include "cli.h"
 #include "run_cmd.h"
+#include "run_daemon.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,25 +38,6 @@
 #include <json-c/json.h>
 #include <uswap/daemon.h>
 #include <uswap/uswap.h>
-
-struct run_client {
-	struct run_client *next;
-	struct run_daemon *d;
-	pthread_t th;
-	int sock, zap;
-	pthread_mutex_t zap_lock;    /* one zap request at a time */
-	pid_t pid;
-	uint64_t image_ns;
-	char comm[32];
-	struct uswap_pager *pg;
-	struct uswap_pager_stats st; /* at its end */
-	uint64_t fallbacks;
-	bool forking;                /* between FORK_PREPARE and FORK_PARENT:
-					its pager's lock is held */
-	json_object *devices;        /* the devices at its end, before its
-					slots went */
-	_Atomic bool ended;
-};
 
 /* ------------------------------------------------------------------------
  * One process
@@ -169,6 +151,8 @@ static int client_hello(struct run_client *c)
 			cfg.group = NULL;
 			rc = uswap_pager_create(d->u, &cfg, &c->pg);
 		}
+		if (!rc)
+			run_status_publish(c);
 	}
 	for (int i = 0; i < 2; i++)
 		if (fds[i] >= 0)
@@ -277,7 +261,7 @@ static void *client_main(void *arg)
 			struct uswap_daemon_reply a;
 
 			if (q.op == USWAP_DOP_FALLBACKS) {
-				c->fallbacks = q.arg;
+				atomic_store(&c->fallbacks, q.arg);
 				continue;
 			}
 			a.rc = q.version == USWAP_DAEMON_VERSION ? client_call(c, &q) : -EPROTO;
@@ -286,11 +270,14 @@ static void *client_main(void *arg)
 		}
 		if (c->forking) /* it ended inside its fork */
 			fork_parent(c);
+		run_status_unpublish(c);
+		pthread_mutex_lock(&c->pg_lock);
 		c->st.size = sizeof(c->st);
 		uswap_pager_stats_get(c->pg, &c->st);
 		c->devices = devices(c->d->u);
 		uswap_pager_destroy(c->pg); /* its slots go */
 		c->pg = NULL;
+		pthread_mutex_unlock(&c->pg_lock);
 	}
 	close(c->sock);
 	if (c->zap >= 0)
@@ -327,7 +314,9 @@ static void *accept_main(void *arg)
 		c->d = d;
 		c->sock = fd;
 		c->zap = -1;
+		c->status_fd = -1;
 		pthread_mutex_init(&c->zap_lock, NULL);
+		pthread_mutex_init(&c->pg_lock, NULL);
 		pthread_mutex_lock(&d->lock);
 		c->next = d->clients;
 		d->clients = c;
@@ -383,6 +372,7 @@ int run_daemon_start(const struct run_options *o, struct run_daemon *d)
 	if ((rc = pthread_create(&d->accept_th, NULL, accept_main, d)))
 		return cli_runtime_error("run", "a thread: %s", strerror(rc));
 	d->accepting = true;
+	run_status_start(d); /* optional: `uswap status` just does not list the tree */
 	return 0;
 }
 
@@ -479,25 +469,20 @@ static int64_t slots_left_kb(struct uswap *u)
 	return kb;
 }
 
-/* One process image's line, in the agent's format (run_stats.c adds them
- * up); the root's (@left_kb >= 0: slots_left_kb()) carries the instance's
- * counters and devices, which are the tree's, marked "daemon": the pools
- * are uswap run's memory. */
-static void write_line(FILE *f, const struct run_client *c, struct uswap *u, int64_t left_kb)
+json_object *run_client_line(const struct run_client *c, const struct uswap_pager_stats *ps,
+			     uint64_t resident, bool root)
 {
-	bool root = left_kb >= 0;
 	json_object *o = json_object_new_object();
 	struct uswap_stats st = { .size = sizeof(st) };
-	const struct uswap_pager_stats *ps = &c->st;
 
-	if (!root || uswap_stats_get(u, &st))
+	if (!root || uswap_stats_get(c->d->u, &st))
 		memset(&st, 0, sizeof(st));
 	json_object_object_add(o, "pid", json_object_new_int(c->pid));
 	json_object_object_add(o, "image_ns", json_object_new_int64((int64_t)c->image_ns));
 	json_object_object_add(o, "root", json_object_new_boolean(root));
 	json_object_object_add(o, "daemon", json_object_new_boolean(true));
 	json_object_object_add(o, "cmd", json_object_new_string(c->comm));
-	json_object_object_add(o, "resident_bytes", json_object_new_int64(0));
+	json_object_object_add(o, "resident_bytes", json_object_new_int64((int64_t)resident));
 	json_object_object_add(o, "swpout", orders(st.swpout));
 	json_object_object_add(o, "swpout_fallback", orders(st.swpout_fallback));
 	json_object_object_add(o, "swpin", json_object_new_int64((int64_t)st.swpin));
@@ -512,10 +497,21 @@ static void write_line(FILE *f, const struct run_client *c, struct uswap *u, int
 	json_object_object_add(o, "evict_pinned", json_object_new_int64((int64_t)ps->evict_pinned));
 	json_object_object_add(o, "over_limit", json_object_new_int64((int64_t)ps->over_limit));
 	json_object_object_add(o, "read_errors", json_object_new_int64((int64_t)ps->read_errors));
-	json_object_object_add(o, "heap_fallbacks", json_object_new_int64((int64_t)c->fallbacks));
-	json_object_object_add(o, "devices", root && c->devices ? json_object_get(c->devices)
-							     : json_object_new_array());
-	if (root)
+	json_object_object_add(o, "heap_fallbacks", json_object_new_int64((int64_t)atomic_load(&c->fallbacks)));
+	json_object_object_add(o, "devices", !root ? json_object_new_array()
+						   : c->devices ? json_object_get(c->devices)
+								: devices(c->d->u));
+	return o;
+}
+
+/* One process image's line at the run's end (the process is gone: nothing
+ * resident); the root's (@left_kb >= 0: slots_left_kb()) says what the
+ * devices still hold, marked "daemon": the pools are uswap run's memory. */
+static void write_line(FILE *f, const struct run_client *c, int64_t left_kb)
+{
+	json_object *o = run_client_line(c, &c->st, 0, left_kb >= 0);
+
+	if (left_kb >= 0)
 		json_object_object_add(o, "daemon_slots_left_kb", json_object_new_int64(left_kb));
 	fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
@@ -531,6 +527,7 @@ void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double k
 		shutdown(d->lfd, SHUT_RDWR); /* accept() returns */
 		pthread_join(d->accept_th, NULL);
 	}
+	run_status_stop(d);
 	if (d->lfd >= 0)
 		close(d->lfd);
 	end_survivors(d, kill_after);
@@ -557,7 +554,7 @@ void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double k
 	f = stats ? fopen(stats, "a") : NULL;
 	for (struct run_client *c = d->clients; f && c; c = c->next)
 		if (c->pid)
-			write_line(f, c, d->u, c == root ? slots_left_kb(d->u) : -1);
+			write_line(f, c, c == root ? slots_left_kb(d->u) : -1);
 	if (f)
 		fclose(f);
 	while (d->clients) {
@@ -566,6 +563,7 @@ void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double k
 		d->clients = c->next;
 		json_object_put(c->devices);
 		pthread_mutex_destroy(&c->zap_lock);
+		pthread_mutex_destroy(&c->pg_lock);
 		free(c);
 	}
 	memset(gs, 0, sizeof(*gs));

@@ -43,7 +43,8 @@ static const char usage_text[] =
 "prints them, its zram devices as zramctl does, and vmstat's counters\n"
 "(pswpout in pages; swpout and swpout_fallback per order, and swpin, in\n"
 "folios). --show, --zram and --processes print one table over every\n"
-"process instead.\n"
+"process instead. Under 'uswap run --daemon' the devices and counters are\n"
+"the tree's, on CMD's block.\n"
 "\n"
 "Options:\n"
 "      --show[=COLS]   the devices, one table (swapon --show)\n"
@@ -449,8 +450,17 @@ static void print_backend(json_object *devs)
 	}
 }
 
+static bool flag(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
+}
+
 /* The default view: a block per process, its tables in util-linux's
- * shape (with -b, -n, -r) and vmstat's counters below them. */
+ * shape (with -b, -n, -r) and vmstat's counters below them. Under uswap
+ * run --daemon the devices and the swap counters are the tree's, on
+ * CMD's block; another process's block has its own figures only. */
 static int print_one(const struct status_opts *so, json_object *o)
 {
 	json_object *devs = NULL;
@@ -461,6 +471,13 @@ static int print_one(const struct status_opts *so, json_object *o)
 	       str(o, "cmd"), cli_human_size((uint64_t)num(o, "resident_bytes"), a, sizeof(a)),
 	       cli_human_size((uint64_t)num(o, "limit_bytes"), b, sizeof(b)),
 	       cli_human_size((uint64_t)num(o, "resident_peak_bytes"), c, sizeof(c)));
+	if (flag(o, "daemon") && !flag(o, "root")) {
+		printf("  %-16s%lld\n", "evictions", (long long)num(o, "evictions"));
+		printf("  (uswap run --daemon: the tree's devices and counters are on CMD's block)\n");
+		return 0;
+	}
+	if (flag(o, "daemon"))
+		printf("  (uswap run --daemon: the devices and counters are the whole tree's)\n");
 	if ((rc = status_print_devices(stdout, o, "  ", &so->t)) ||
 	    (rc = status_print_zram(stdout, o, "  ", &so->t)))
 		return rc;

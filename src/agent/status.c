@@ -25,32 +25,6 @@
 static int listen_fd = -1;
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
-/* The directory, made 0700 if missing; refused if someone else owns it
- * or others may enter it. */
-static int status_dir(char *dir, size_t len)
-{
-	struct stat st;
-
-	if (uswap_status_dir(dir, len))
-		return -ENAMETOOLONG;
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		return -errno;
-	if (lstat(dir, &st))
-		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
-		return -EPERM;
-	return 0;
-}
-
-static bool peer_allowed(int fd)
-{
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-
-	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
-	       (cred.uid == geteuid() || cred.uid == 0);
-}
-
 static void serve(int fd)
 {
 	char *buf = NULL;
@@ -84,7 +58,7 @@ static void *status_main(void *arg)
 				continue;
 			return NULL; /* closed: the process is ending */
 		}
-		if (peer_allowed(fd))
+		if (uswap_status_peer_ok(fd))
 			serve(fd);
 		close(fd);
 	}
@@ -92,34 +66,22 @@ static void *status_main(void *arg)
 
 int agent_status_start(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char dir[sizeof(sa.sun_path) - 16];
 	pthread_t tid;
-	int fd, rc;
+	int fd = uswap_status_listen(getpid(), sock_path, sizeof(sock_path)), rc;
 
-	if ((rc = status_dir(dir, sizeof(dir))))
-		return rc;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%d.sock", dir, (int)getpid());
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	unlink(sa.sun_path); /* an exec'd image's, of this very pid */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(sa.sun_path, 0600) ||
-	    listen(fd, 8)) {
-		rc = -errno;
-		close(fd);
-		unlink(sa.sun_path);
-		return rc;
+	if (fd < 0) {
+		sock_path[0] = '\0';
+		return fd;
 	}
 	rc = -agent_thread_create(&tid, status_main, (void *)(long)fd);
 	if (rc) {
 		close(fd);
-		unlink(sa.sun_path);
+		unlink(sock_path);
+		sock_path[0] = '\0';
 		return rc;
 	}
 	pthread_detach(tid);
 	listen_fd = fd;
-	memcpy(sock_path, sa.sun_path, sizeof(sock_path));
 	return 0;
 }
 
