@@ -37,6 +37,13 @@
 # KPRIO (equal), EXTRA (more options for both sides), RUN_OPTS (more
 # options for `uswap run` in the command mode, e.g. --daemon).
 #
+# PERF=DIR (command mode): the last run of each side also under `perf
+# record -a -F 999` (DIR/kernel.data, DIR/uswap.data: those two runs'
+# times include perf's cost), with the system's counters around it
+# (pswpin, pswpout, pgfault, TLB shootdown IPIs, context switches: printed,
+# and in DIR/kernel.counters, DIR/uswap.counters) and uswap run's JSON in
+# DIR/uswap.json; bench/perf-buckets.sh reads the profiles.
+#
 # Needs root; without it (or without zram or a memory cgroup) it says why,
 # prints "skipped" and exits 0.
 set -u
@@ -58,6 +65,7 @@ DATA=${DATA:-/usr/share/common-licenses/GPL-3}
 KPRIO=${KPRIO:-equal}
 EXTRA=${EXTRA:-}
 RUN_OPTS=${RUN_OPTS:-}
+PERF=${PERF:-}
 
 skip() {
 	echo "compare-kernel: $*"
@@ -66,6 +74,10 @@ skip() {
 }
 
 [ "$(id -u)" = 0 ] || skip "needs root (zram devices, swapon, a memory cgroup)"
+if [ -n "$PERF" ]; then
+	command -v perf > /dev/null || skip "PERF is set and there is no perf (linux-perf)"
+	mkdir -p "$PERF" || skip "cannot make $PERF"
+fi
 [ -x "$USWAP" ] || skip "no uswap binary at $USWAP (build first, or pass its path)"
 command -v mkswap >/dev/null && command -v swapon >/dev/null && command -v swapoff >/dev/null ||
 	skip "mkswap/swapon/swapoff (util-linux) not found"
@@ -193,22 +205,48 @@ run_uswap() {
 	"$USWAP" bench usemem --limit "$LIMIT" "${devs[@]}" "${common[@]}" "${extra[@]}"
 }
 
+# PERF: the system's counters, a "name value" line each.
+counters() {
+	awk '/^(pswpin|pswpout|pgfault) / { print $1, $2 }' /proc/vmstat
+	awk '/TLB:/ { s = 0; for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i; print "tlb_ipis", s }' \
+		/proc/interrupts
+	awk '/^ctxt / { print "ctxt", $2 }' /proc/stat
+}
+# perf_side SIDE CMD...: CMD, under perf record and between two counter
+# readings when PERF is set and this is the last run (r == RUNS).
+perf_side() {
+	local side=$1 rc
+	shift
+	if [ -z "$PERF" ] || [ "$r" -ne "$RUNS" ]; then
+		"$@"
+		return
+	fi
+	counters > "$PERF/$side.before"
+	perf record -a -F 999 -q -o "$PERF/$side.data" -- "$@"
+	rc=$?
+	counters | awk 'NR == FNR { b[$1] = $2; next } { print $1, $2 - b[$1] }' \
+		"$PERF/$side.before" - > "$PERF/$side.counters"
+	rm -f "$PERF/$side.before"
+	return $rc
+}
+
 # The command mode: wall seconds of one run of CMD on each side; stdout to
 # a file whose checksum both sides must share.
 now() { date +%s.%N; }
 run_cmd_kernel() {
 	local t0; t0=$(now)
-	sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$CGROUP" "${CMD[@]}" \
+	perf_side kernel sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$CGROUP" "${CMD[@]}" \
 		> "/tmp/compare-kernel.$$.kout" 2> "/tmp/compare-kernel.$$.kerr" || { cat "/tmp/compare-kernel.$$.kerr" >&2; return 1; }
 	awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'
 }
 run_cmd_uswap() {
-	local devs=() i t0
+	local devs=() i t0 json=()
 	for ((i = 0; i < DEVICES; i++)); do devs+=(--device "zram:${each_mb}M"); done
+	[ -n "$PERF" ] && [ "$r" -eq "$RUNS" ] && json=(--json "$PERF/uswap.json")
 	t0=$(now)
 	# shellcheck disable=SC2086 # $RUN_OPTS: options and their values
-	"$USWAP" run $RUN_OPTS --limit "$LIMIT" --order "$ORDER" "${devs[@]}" -- "${CMD[@]}" \
-		> "/tmp/compare-kernel.$$.uout" || return 1
+	perf_side uswap "$USWAP" run $RUN_OPTS --limit "$LIMIT" --order "$ORDER" "${devs[@]}" \
+		"${json[@]}" -- "${CMD[@]}" > "/tmp/compare-kernel.$$.uout" || return 1
 	awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'
 }
 if [ ${#CMD[@]} -gt 0 ]; then
@@ -251,6 +289,12 @@ if [ ${#CMD[@]} -gt 0 ]; then
 	km=$(median "${kl[@]}"); um=$(median "${ul[@]}")
 	printf "%-4s %12s %12s %8.3f   (kernel time / uswap time, medians: > 1 is uswap faster)\n" \
 		med "$km" "$um" "$(awk -v a="$km" -v b="$um" 'BEGIN { print (b > 0 ? a / b : 0) }')"
+	if [ -n "$PERF" ]; then
+		for side in kernel uswap; do
+			[ -s "$PERF/$side.counters" ] &&
+				echo "$side, last run (under perf): $(tr '\n' ' ' < "$PERF/$side.counters")"
+		done
+	fi
 	teardown
 	trap - EXIT
 	[ "$swaps_before" = "$(cat /proc/swaps)" ] || { echo "compare-kernel: /proc/swaps differs" >&2; exit 1; }
