@@ -17,7 +17,9 @@
 # kernel's swap threads and idle); other processes' samples are counted
 # apart, in no share. The run's samples are bucketed by symbol name (the
 # first pattern that matches, in the order below); what matches none is
-# "other"; the program's own code (its binary) is "the program". Needs perf.
+# "other"; the program's own code (its binary) is "the program".
+# BUCKETS_DEBUG=BUCKET prints that bucket's symbols, with their samples,
+# on stderr (to refine the patterns). Needs perf.
 set -u
 
 data=${1:?usage: perf-buckets.sh PERF_DATA [HZ [COMMS]]}
@@ -36,11 +38,11 @@ BEGIN {
 	b[++n] = "lz4 decompress";                    p[n] = "LZ4_decompress"
 	b[++n] = "TLB shootdowns";                    p[n] = "flush_tlb|smp_call_function|native_flush|flush_smp|llist_|tlb_flush"
 	b[++n] = "write protection";                  p[n] = "change_prot|mwriteprotect|change_pte|do_wp_page|wp_page|uffd_wp|userfaultfd_writeprotect"
-	b[++n] = "uffd: messages, wake-ups";          p[n] = "handle_userfault|userfaultfd_|uffd|wake_up|try_to_wake|futex|poll"
+	b[++n] = "uffd: messages, wake-ups";          p[n] = "handle_userfault|userfaultfd_|uffd|wake_up|try_to_wake|futex|poll|ioctl|ksys_read|vfs_read|fdget"
 	b[++n] = "irq enable, context switches";      p[n] = "finish_task_switch|_raw_spin_unlock_irq|schedule|__switch_to|switch_mm|pick_next|dequeue|enqueue|update_curr|sched_|psi_|native_write_msr"
 	b[++n] = "mapping (UFFDIO_COPY/MOVE)";        p[n] = "mfill_|move_pages|move_present|copy_page|copy_mc|_copy_from_user|_copy_to_user|copy_user|rep_movs"
 	b[++n] = "zaps (MADV_DONTNEED)";              p[n] = "zap_|unmap_page|madvise|tlb_finish_mmu|free_pages_and_swap|release_pages|free_unref|tlb_batch|folios_put"
-	b[++n] = "kernel swap, reclaim";              p[n] = "shrink_|reclaim|swap_|swapin|do_swap|zram|try_to_unmap|folio_referenced|lru|kswapd|vmscan|zs_|rmap|page_vma_mapped|isolate_|anon_vma|workingset"
+	b[++n] = "kernel swap, reclaim";              p[n] = "shrink_|reclaim|swap_|swapin|do_swap|alloc_swap|zram|bio|blk|obj_malloc|obj_free|xa_load|xas_|try_to_unmap|folio_referenced|lru|kswapd|vmscan|zs_|rmap|page_vma_mapped|isolate_|anon_vma|workingset"
 	b[++n] = "memory cgroup";                     p[n] = "mem_cgroup|memcg|page_counter"
 	b[++n] = "page allocation, zeroing";          p[n] = "clear_page|alloc_pages|get_page_from_freelist|rmqueue|__alloc|prep_new|free_pcp|free_page|__free_|post_alloc|memset"
 	b[++n] = "traps: entry, exit, hypervisor";    p[n] = "pvm_|entry_SYSCALL|syscall_|irqentry|asm_exc|exc_page_fault|error_entry|native_irq|swapgs|do_syscall|x64_sys|restore_regs|ret_from|rseq"
@@ -68,6 +70,7 @@ $3 !~ comms { others += $2; next }
 	if (k == "")
 		k = kernel ? "kernel, other" : dso ~ /uswap/ ? "uswap: other (allocator, devices)" : "libraries, other"
 	cnt[k] += samples; total += samples
+	if (ENVIRON["BUCKETS_DEBUG"] != "" && k == ENVIRON["BUCKETS_DEBUG"]) print samples, sym > "/dev/stderr"
 }
 END {
 	printf "%7s %9s  %s\n", "share", "CPU s", "bucket"
