@@ -18,7 +18,8 @@
 # apart, in no share. The run's samples are bucketed by symbol name (the
 # first pattern that matches, in the order below); what matches none is
 # "other"; the program's own code (its binary) is "the program".
-# BUCKETS_DEBUG=BUCKET prints that bucket's symbols, with their samples,
+# PER=N adds a column: each bucket's CPU microseconds per one of N events
+# (the run's swap-ins, say). BUCKETS_DEBUG=BUCKET prints that bucket's symbols, with their samples,
 # on stderr (to refine the patterns). Needs perf.
 set -u
 
@@ -29,7 +30,7 @@ command -v perf > /dev/null || { echo "perf-buckets: no perf" >&2; exit 1; }
 [ -r "$data" ] || { echo "perf-buckets: cannot read $data" >&2; exit 1; }
 
 perf report -i "$data" --stdio --no-children --sort comm,dso,sym -g none --percent-limit 0 \
-	-F overhead,sample,comm,dso,sym 2> /dev/null | awk -v hz="$hz" -v comms="$comms" '
+	-F overhead,sample,comm,dso,sym 2> /dev/null | awk -v hz="$hz" -v comms="$comms" -v per="${PER:-0}" '
 BEGIN {
 	# Kernel symbols ([k]), first match wins.
 	n = 0
@@ -73,9 +74,12 @@ $3 !~ comms { others += $2; next }
 	if (ENVIRON["BUCKETS_DEBUG"] != "" && k == ENVIRON["BUCKETS_DEBUG"]) print samples, sym > "/dev/stderr"
 }
 END {
-	printf "%7s %9s  %s\n", "share", "CPU s", "bucket"
-	for (k in cnt) printf "%6.1f%% %9.2f  %s\n", 100 * cnt[k] / total, cnt[k] / hz, k | "sort -rn"
+	printf "%7s %9s %s %s\n", "share", "CPU s", per ? sprintf("%9s ", "us/event") : "", "bucket"
+	for (k in cnt)
+		printf "%6.1f%% %9.2f %s %s\n", 100 * cnt[k] / total, cnt[k] / hz,
+		       per ? sprintf("%9.2f ", cnt[k] / hz * 1e6 / per) : "", k | "sort -rn"
 	close("sort -rn")
-	printf "%7s %9.2f  %s\n", "", total / hz, "the run\047s processes"
+	printf "%7s %9.2f %s %s\n", "", total / hz, per ? sprintf("%9.2f ", total / hz * 1e6 / per) : "",
+	       "the run\047s processes"
 	printf "%7s %9.2f  %s\n", "", others / hz, "other processes (not in the shares)"
 }'
