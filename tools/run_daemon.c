@@ -498,6 +498,11 @@ json_object *run_client_line(const struct run_client *c, const struct uswap_page
 	json_object_object_add(o, "over_limit", json_object_new_int64((int64_t)ps->over_limit));
 	json_object_object_add(o, "read_errors", json_object_new_int64((int64_t)ps->read_errors));
 	json_object_object_add(o, "heap_fallbacks", json_object_new_int64((int64_t)atomic_load(&c->fallbacks)));
+	json_object_object_add(o, "faults", json_object_new_int64((int64_t)ps->faults));
+	json_object_object_add(o, "wp_faults", json_object_new_int64((int64_t)ps->wp_faults));
+	json_object_object_add(o, "zero_fills", json_object_new_int64((int64_t)ps->zero_fills));
+	json_object_object_add(o, "readahead", json_object_new_int64((int64_t)ps->readahead));
+	json_object_object_add(o, "reclaim_waits", json_object_new_int64((int64_t)ps->reclaim_waits));
 	json_object_object_add(o, "devices", !root ? json_object_new_array()
 						   : c->devices ? json_object_get(c->devices)
 								: devices(c->d->u));

@@ -104,7 +104,9 @@ static void add_line(json_object *sum, json_object *line, int64_t *most_faults)
 {
 	static const char *const sums[] = { "swpin", "evictions", "evict_zero", "evict_pinned",
 					    "over_limit",
-					    "read_errors", "heap_fallbacks", "fault_count" };
+					    "read_errors", "heap_fallbacks", "fault_count",
+					    "faults", "wp_faults", "zero_fills", "readahead",
+					    "reclaim_waits" };
 	json_object *root, *daemon;
 	const char *key;
 

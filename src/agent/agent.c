@@ -860,13 +860,18 @@ static void stats_line(FILE *f, bool root)
 		"\"limit_bytes\": %llu, \"fault_count\": %llu, \"fault_us_p50\": %.1f, "
 		"\"fault_us_p99\": %.1f, \"evictions\": %llu, \"evict_zero\": %llu, "
 		"\"evict_pinned\": %llu, \"over_limit\": %llu, \"read_errors\": %llu, "
-		"\"heap_fallbacks\": %lu, ", (unsigned long long)st.swpin,
+		"\"heap_fallbacks\": %lu, \"faults\": %llu, \"wp_faults\": %llu, "
+		"\"zero_fills\": %llu, \"readahead\": %llu, \"reclaim_waits\": %llu, ",
+		(unsigned long long)st.swpin,
 		(unsigned long long)ps.resident_peak_bytes,
 		(unsigned long long)ps.limit_bytes, (unsigned long long)ps.fault_count,
 		(double)ps.fault_ns_p50 / 1e3, (double)ps.fault_ns_p99 / 1e3,
 		(unsigned long long)ps.evictions, (unsigned long long)ps.evict_zero,
 		(unsigned long long)ps.evict_pinned, (unsigned long long)ps.over_limit,
-		(unsigned long long)ps.read_errors, atomic_load(&agent.fallbacks));
+		(unsigned long long)ps.read_errors, atomic_load(&agent.fallbacks),
+		(unsigned long long)ps.faults, (unsigned long long)ps.wp_faults,
+		(unsigned long long)ps.zero_fills, (unsigned long long)ps.readahead,
+		(unsigned long long)ps.reclaim_waits);
 	write_devices(f);
 	fprintf(f, "}\n");
 }
