@@ -32,11 +32,13 @@ command -v perf > /dev/null || { echo "perf-buckets: no perf" >&2; exit 1; }
 perf report -i "$data" --stdio --no-children --sort comm,dso,sym -g none --percent-limit 0 \
 	-F overhead,sample,comm,dso,sym 2> /dev/null | awk -v hz="$hz" -v comms="$comms" -v per="${PER:-0}" '
 BEGIN {
-	# Kernel symbols ([k]), first match wins.
+	# First match wins: both spaces, then kernel symbols ([k]), then
+	# user space ([.]).
 	n = 0
-	b[++n] = "idle";                              p[n] = "halt|idle|mwait|cpuidle"
 	b[++n] = "lz4 compress";                      p[n] = "LZ4_compress|LZ4_putPosition|LZ4_count"
 	b[++n] = "lz4 decompress";                    p[n] = "LZ4_decompress"
+	nc = n
+	b[++n] = "idle";                              p[n] = "halt|idle|mwait|cpuidle"
 	b[++n] = "TLB shootdowns";                    p[n] = "flush_tlb|smp_call_function|native_flush|flush_smp|llist_|tlb_flush"
 	b[++n] = "write protection";                  p[n] = "change_prot|mwriteprotect|change_pte|do_wp_page|wp_page|uffd_wp|userfaultfd_writeprotect"
 	b[++n] = "uffd: messages, wake-ups";          p[n] = "handle_userfault|userfaultfd_|uffd|wake_up|try_to_wake|futex|poll|ioctl|ksys_read|vfs_read|fdget"
@@ -49,9 +51,6 @@ BEGIN {
 	b[++n] = "traps: entry, exit, hypervisor";    p[n] = "pvm_|entry_SYSCALL|syscall_|irqentry|asm_exc|exc_page_fault|error_entry|native_irq|swapgs|do_syscall|x64_sys|restore_regs|ret_from|rseq"
 	b[++n] = "page faults, other";                p[n] = "handle_mm_fault|do_anonymous|__handle_mm|do_fault|lock_vma|do_user_addr|handle_pte|pte_|pmd_|mas_|vma_|vm_normal"
 	nk = n
-	# User space ([.]).
-	b[++n] = "lz4 compress";                      p[n] = "LZ4_compress|LZ4_putPosition|LZ4_count"
-	b[++n] = "lz4 decompress";                    p[n] = "LZ4_decompress"
 	b[++n] = "uswap: reclaim (clock, eviction)";  p[n] = "reclaim|clock_pick|evict|stage_|victim"
 	b[++n] = "uswap: fault handlers";             p[n] = "fault_|handler_main|folio_load|swap_in|swapin|readahead"
 	b[++n] = "user copies (memcpy, memset)";      p[n] = "memcpy|memset|memmove"
@@ -65,8 +64,8 @@ $3 !~ comms { others += $2; next }
 	k = ""
 	if (!kernel && dso ~ /^(stress-ng|python|java|node|sort)/)
 		k = "the program"
-	for (i = kernel ? 1 : nk + 1; k == "" && i <= (kernel ? nk : nu); i++)
-		if (sym ~ p[i])
+	for (i = 1; k == "" && i <= nu; i++)
+		if ((i <= nc || (i <= nk) == kernel) && sym ~ p[i])
 			k = b[i]
 	if (k == "")
 		k = kernel ? "kernel, other" : dso ~ /uswap/ ? "uswap: other (allocator, devices)" : "libraries, other"

@@ -72,6 +72,17 @@ print(j["tree"]["anon_rss_peak_bytes"] >> 20, j.get("daemon_zram_pool_peak_bytes
 		fail "$1: no statistics in the JSON: $(cat "$dir/$1.json")"
 }
 
+# await FILE PID WHAT OUT: wait (30 s at most) until the run PID has
+# written FILE; else kill it and fail with its output.
+await() {
+	for _ in $(seq 300); do
+		[ -s "$1" ] && return 0
+		sleep 0.1
+	done
+	kill -KILL "$2"
+	fail "$3: the program did not start: $(cat "$4")"
+}
+
 # bound NAME LIMIT_MIB PEAK_MIB
 bound() {
 	[ "$3" -le $(($2 * 11 / 10 + 16)) ] ||
@@ -293,11 +304,7 @@ EOF
 READY=$dir/ready "$uswap" run --daemon --limit 16M -- sh -c "'$python' '$dir/hold.py' & wait" \
 	> "$dir/hold.out" 2>&1 &
 run_pid=$!
-for _ in $(seq 100); do
-	[ -s "$dir/ready" ] && break
-	sleep 0.1
-done
-[ -s "$dir/ready" ] || { kill -KILL $run_pid; fail "hold: python did not start: $(cat "$dir/hold.out")"; }
+await "$dir/ready" $run_pid hold "$dir/hold.out"
 py=$(cat "$dir/ready")
 kill -KILL $run_pid
 wait $run_pid 2>/dev/null
@@ -335,11 +342,7 @@ os.waitpid(pid, 0)
 EOF
 "$uswap" run --daemon --limit 16M -- "$python" "$dir/live.py" "$dir/live.ready" > "$dir/live.out" 2>&1 &
 live=$!
-for _ in $(seq 300); do
-	[ -s "$dir/live.ready" ] && break
-	sleep 0.1
-done
-[ -s "$dir/live.ready" ] || { kill -KILL $live; fail "status: python did not start: $(cat "$dir/live.out")"; }
+await "$dir/live.ready" $live status "$dir/live.out"
 set -- $(cat "$dir/live.ready")
 "$uswap" status --json > "$dir/live.json"
 rc=$?
