@@ -32,6 +32,8 @@
 #    swapped pages;
 #  - uswap status while a tree runs: each process's line from uswap run,
 #    the devices and counters on CMD's, no socket left after;
+#  - a fork that fails (RLIMIT_NPROC): its record of the swapped-out
+#    folios and their slots go at once (root only);
 #  - --daemon with --trace is a usage error (exit 2).
 # Skips (77) where `uswap run` cannot work here (see run_lib.sh).
 #
@@ -368,6 +370,45 @@ assert p["resident_bytes"] <= 16 << 20 and p["evictions"] > 0, p
 ls "$XDG_RUNTIME_DIR/uswap/"*.sock > /dev/null 2>&1 &&
 	fail "status: sockets left after the run: $(ls "$XDG_RUNTIME_DIR/uswap")"
 echo "# status: both processes of the tree, the devices on CMD's"
+
+# A fork that fails (RLIMIT_NPROC, as nobody): its record of the parent's
+# swapped-out folios is dropped at once (FORK_DROP), not kept with its
+# slots until the run ends: once the parent freed its 48 MiB the devices
+# hold little (39 MiB on the old code). Root only (setuid).
+if [ "$(id -u)" = 0 ]; then
+	cat > "$dir/failfork.py" << 'EOF'
+import os, resource, sys, time
+data = [os.urandom(1 << 20) for _ in range(48)]
+os.setgid(65534)
+os.setuid(65534)
+resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
+try:
+    if os.fork() == 0:
+        os._exit(0)
+    print("fork did not fail", flush=True)
+    sys.exit(1)
+except OSError as e:
+    err = e.errno
+del data
+print("fork failed: errno %d" % err, flush=True)
+time.sleep(60)
+EOF
+	"$uswap" run --daemon --limit 16M -- "$python" "$dir/failfork.py" > "$dir/failfork.out" \
+		2> "$dir/failfork.err" &
+	ff=$!
+	await "$dir/failfork.out" $ff failfork "$dir/failfork.err"
+	set -- $("$uswap" status --json | python3 -c '
+import json, sys
+o = json.load(sys.stdin)["processes"][0]
+print(o["pid"], sum(d["used_kb"] for d in o["devices"]))')
+	kill -TERM "${1:-0}"
+	wait $ff
+	grep -q "^fork failed: errno 11" "$dir/failfork.out" ||
+		fail "failfork: $(cat "$dir/failfork.out" "$dir/failfork.err")"
+	[ "${2:-99999}" -le 16384 ] ||
+		fail "failfork: the devices hold ${2:-?} KiB after the failed fork and the free"
+	echo "# failfork: $2 KiB on the devices after the failed fork's record went"
+fi
 
 "$uswap" run --daemon --trace "$dir/t.trace" -- true 2> "$dir/usage.err"
 [ $? = 2 ] || fail "--daemon --trace: not a usage error: $(cat "$dir/usage.err")"

@@ -164,8 +164,10 @@ static int client_hello(struct run_client *c)
 }
 
 /* A fork's record of the parent's swapped-out folios, until its child
- * takes it (by token: the parent may fork again, or end, first). One that
- * no child takes (a failed fork) holds its slots until the run ends. */
+ * takes it (by token: the parent may fork again, or end, first), or the
+ * parent says the fork failed (FORK_DROP). One that no child takes
+ * otherwise (a child killed before its pager began) holds its slots until
+ * the run ends. */
 struct run_share {
 	struct run_share *next;
 	uint64_t token;
@@ -229,6 +231,27 @@ static int64_t fork_child(struct run_client *c, uint64_t token)
 	return rc;
 }
 
+/* The fork failed: no child will take the record; its slots go now. */
+static int64_t fork_drop(struct run_client *c, uint64_t token)
+{
+	struct run_daemon *d = c->d;
+	struct run_share **pp, *sh = NULL;
+
+	pthread_mutex_lock(&d->lock);
+	for (pp = &d->shares; *pp; pp = &(*pp)->next)
+		if ((*pp)->token == token) {
+			sh = *pp;
+			*pp = sh->next;
+			break;
+		}
+	pthread_mutex_unlock(&d->lock);
+	if (!sh)
+		return -ENOENT;
+	uswap_pager_share_free(sh->s);
+	free(sh);
+	return 0;
+}
+
 static int64_t client_call(struct run_client *c, const struct uswap_daemon_req *q)
 {
 	void *a = (void *)(uintptr_t)q->addr;
@@ -237,6 +260,7 @@ static int64_t client_call(struct run_client *c, const struct uswap_daemon_req *
 	case USWAP_DOP_FORK_PREPARE: return fork_prepare(c);
 	case USWAP_DOP_FORK_PARENT:  return fork_parent(c);
 	case USWAP_DOP_FORK_CHILD:   return fork_child(c, q->arg);
+	case USWAP_DOP_FORK_DROP:    return fork_drop(c, q->arg);
 	case USWAP_DOP_ADOPT:    return uswap_region_adopt(c->pg, a, q->len);
 	case USWAP_DOP_DISOWN:   return uswap_region_disown(c->pg, a);
 	case USWAP_DOP_REPLACED: return uswap_region_replaced(c->pg, a, q->len, q->arg != 0);

@@ -41,6 +41,9 @@ enum uswap_daemon_op {
 	USWAP_DOP_FORK_PARENT,  /* uswap_pager_share_parent() */
 	USWAP_DOP_FORK_CHILD,   /* in the child, its copies adopted: arg is the
 				   token; uswap_pager_share_child() */
+	USWAP_DOP_FORK_DROP,    /* in the parent, after FORK_PARENT, the fork
+				   failed: arg is the token; the record is
+				   freed (uswap_pager_share_free()) */
 };
 
 struct uswap_daemon_req {

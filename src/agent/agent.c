@@ -470,6 +470,7 @@ static void hold_for_fork(void)
  * (uswap_pager_share_prepare() in uswap run), which the child names to
  * take them; 0: none (the parent read them in instead). */
 static uint64_t fork_share;
+static AGENT_TLS uint64_t t_fork_token; /* fork_share, for fork() below */
 
 static void prepare_fork(void)
 {
@@ -498,6 +499,7 @@ static void prepare_fork(void)
 	}
 	if (agent.remote)
 		agent_daemon_fork_lock();
+	t_fork_token = fork_share;
 }
 
 static void parent_after_fork(void)
@@ -514,6 +516,36 @@ static void parent_after_fork(void)
 		agent_pg_release();
 	t_internal--;
 	pthread_mutex_unlock(&fork_lock);
+}
+
+/* --daemon: a fork that failed leaves its record of the swapped-out folios
+ * (FORK_PREPARE) with no child to take it; it is dropped here rather than
+ * kept, with its slots, until the run ends. The atfork handlers cannot
+ * tell a failed fork: only fork()'s result does. */
+__attribute__((visibility("default"))) pid_t fork(void)
+{
+	static pid_t (*real)(void);
+	pid_t pid;
+	int err;
+
+	if (!real) {
+		t_internal++;
+		real = (pid_t (*)(void))dlsym(RTLD_NEXT, "fork");
+		t_internal--;
+		if (!real) {
+			errno = ENOSYS;
+			return -1;
+		}
+	}
+	t_fork_token = 0;
+	pid = real();
+	if (pid < 0 && t_fork_token && agent.remote && !agent.detached) {
+		err = errno;
+		agent_daemon_call(USWAP_DOP_FORK_DROP, NULL, 0, t_fork_token);
+		errno = err;
+	}
+	t_fork_token = 0;
+	return pid;
 }
 
 /* Swap the memory devices on in a fresh instance, or keep the copy of
