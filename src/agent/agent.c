@@ -374,6 +374,7 @@ static void refuse_if_first(int rc)
 }
 
 static void prepare_fork(void);
+static void find_fork(void);
 static void parent_after_fork(void);
 static void child_after_fork(void);
 
@@ -393,6 +394,7 @@ __attribute__((constructor)) static void agent_start(void)
 	unsigned int held;
 	int rc;
 
+	find_fork();
 	agent.limit = env_u64(AGENT_ENV_LIMIT, 0);
 	if (!devices || !agent.limit)
 		return; /* preloaded without uswap run: stay out of the way */
@@ -522,23 +524,29 @@ static void parent_after_fork(void)
  * (FORK_PREPARE) with no child to take it; it is dropped here rather than
  * kept, with its slots, until the run ends. The atfork handlers cannot
  * tell a failed fork: only fork()'s result does. */
+static pid_t (*real_fork)(void);
+
+/* Found at start (agent_start()): dlsym() is not for a signal handler. */
+static void find_fork(void)
+{
+	t_internal++;
+	real_fork = (pid_t (*)(void))dlsym(RTLD_NEXT, "fork");
+	t_internal--;
+}
+
 __attribute__((visibility("default"))) pid_t fork(void)
 {
-	static pid_t (*real)(void);
 	pid_t pid;
 	int err;
 
-	if (!real) {
-		t_internal++;
-		real = (pid_t (*)(void))dlsym(RTLD_NEXT, "fork");
-		t_internal--;
-		if (!real) {
-			errno = ENOSYS;
-			return -1;
-		}
+	if (!real_fork)
+		find_fork();
+	if (!real_fork) {
+		errno = ENOSYS;
+		return -1;
 	}
 	t_fork_token = 0;
-	pid = real();
+	pid = real_fork();
 	if (pid < 0 && t_fork_token && agent.remote && !agent.detached) {
 		err = errno;
 		agent_daemon_call(USWAP_DOP_FORK_DROP, NULL, 0, t_fork_token);
