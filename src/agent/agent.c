@@ -697,9 +697,6 @@ static void child_after_fork(void)
 			agent_stats_fork(); /* the copied counters are the parent's */
 		rc = child_pager(fork_copy);
 		agent.pid = getpid();
-		if (!rc)
-			agent_status_start();
-		agent_stdio_release(held);
 		if (rc) {
 			agent.detached = true;
 			agent.p = NULL;
@@ -710,6 +707,13 @@ static void child_after_fork(void)
 		agent_adopt_child();
 		if (fork_copy)
 			inherit_folios(old);
+		/* Last: glibc's start of the status thread reads the locale's
+		 * data in the heap, which must hold the parent's folios by then
+		 * (a thread started before read zeros there, and its ctype
+		 * tables pointed nowhere: a status query crashed the child). */
+		if (!rc)
+			agent_status_start();
+		agent_stdio_release(held);
 	}
 	agent_adopt_unlock();
 	t_internal--;
