@@ -34,6 +34,8 @@
 #    the devices and counters on CMD's, no socket left after;
 #  - a fork that fails (RLIMIT_NPROC): its record of the swapped-out
 #    folios and their slots go at once (root only);
+#  - 150 processes at once under a soft descriptor limit of 128 (raised
+#    for uswap run), and under a hard one (refused at once, the run ends);
 #  - --daemon with --trace is a usage error (exit 2).
 # Skips (77) where `uswap run` cannot work here (see run_lib.sh).
 #
@@ -409,6 +411,26 @@ print(o["pid"], sum(d["used_kb"] for d in o["devices"]))')
 		fail "failfork: the devices hold ${2:-?} KiB after the failed fork and the free"
 	echo "# failfork: $2 KiB on the devices after the failed fork's record went"
 fi
+
+# More processes than descriptors: 150 children at once need some 750 in
+# uswap run. A soft limit of 128 is raised for uswap run (CMD keeps its
+# own); with a hard one of 128 the processes it cannot serve are refused
+# at once, said once, and the run ends (once its accept thread ended on
+# EMFILE and the rest of the tree waited for ever).
+cat > "$dir/many.sh" << 'EOF'
+for i in $(seq 150); do sleep 2 & done
+wait
+echo "soft $(ulimit -Sn)"
+EOF
+(ulimit -Sn 128 && run_watched 120 "$dir/many.out" "$uswap" run --daemon --limit 16M -- sh "$dir/many.sh")
+rc=$?
+[ $rc = 0 ] && grep -q "^soft 128" "$dir/many.out" || fail "soft 128: exit $rc: $(cat "$dir/many.out")"
+grep -q "could not" "$dir/many.out" && fail "soft 128: a process was refused: $(cat "$dir/many.out")"
+(ulimit -n 128 && run_watched 120 "$dir/many.out" "$uswap" run --daemon --limit 16M -- sh "$dir/many.sh")
+rc=$?
+[ $rc = 0 ] && grep -q "^soft 128" "$dir/many.out" || fail "hard 128: exit $rc: $(cat "$dir/many.out")"
+grep -q "could not be served" "$dir/many.out" || fail "hard 128: not said: $(cat "$dir/many.out")"
+echo "# nofile: raised for uswap run, CMD's kept; past the hard limit refused, the run ended"
 
 "$uswap" run --daemon --trace "$dir/t.trace" -- true 2> "$dir/usage.err"
 [ $? = 2 ] || fail "--daemon --trace: not a usage error: $(cat "$dir/usage.err")"

@@ -584,7 +584,7 @@ int cmd_run(int argc, char **argv)
 	struct cli_plot *plot = NULL;
 	struct run_tree tree = { 0 };
 	struct run_group group = { 0 };
-	struct run_daemon daemon = { .lfd = -1 };
+	struct run_daemon daemon = { .lfd = -1, .spare_fd = -1 };
 	struct uswap_pager_group_stats gs;
 	const char *agent;
 	int rc, fd, status, json_fd = -1, trace_fd = -1, guard_fd;
@@ -651,8 +651,11 @@ int cmd_run(int argc, char **argv)
 		run_daemon_end(&daemon, NULL, 0, 0, &gs);
 		return cli_runtime_error(CMD, "fork: %s", strerror(err));
 	}
-	if (child == 0)
+	if (child == 0) {
+		if (o.daemon)
+			run_daemon_child(&daemon);
 		exec_cmd(&o, agent, stats, group.name, daemon.name, parent);
+	}
 	atomic_store(&daemon.cmd, child); /* its line in uswap status is the tree's */
 	guard_fd = guard_start(child, o.kill_after, stats, group.name, &guard);
 	struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART };

@@ -6,6 +6,7 @@
 #define USWAP_TOOLS_RUN_CMD_H
 
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -98,6 +99,9 @@ struct run_daemon {
 	struct run_client *clients;  /* every connection, ended ones too */
 	struct run_share *shares;    /* forks not yet taken by their child */
 	_Atomic pid_t cmd;           /* CMD, once forked: its line is the root */
+	int spare_fd;                /* given up when out of descriptors */
+	rlim_t nofile_soft;          /* RLIMIT_NOFILE's soft limit before ... */
+	bool nofile_raised;          /* ... we raised it to the hard one */
 	pthread_t status_th;         /* run_daemon_status.c */
 	bool status_on;
 	_Atomic bool status_stop;
@@ -105,6 +109,8 @@ struct run_daemon {
 /* Swap the devices on, make the group, listen. Return: 0 or the CLI's
  * runtime-error status (said); run_daemon_end() cleans up either way. */
 int run_daemon_start(const struct run_options *o, struct run_daemon *d);
+/* In CMD's process, before its exec: the soft RLIMIT_NOFILE as it was. */
+void run_daemon_child(const struct run_daemon *d);
 /* After CMD ended: processes still connected get SIGTERM, SIGKILL
  * @kill_after seconds later; each image's line goes to @stats (CMD's, pid
  * @cmd, with the instance's figures); the group's counters into @gs. */

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -314,6 +315,34 @@ static void *client_main(void *arg)
  * Connections
  * ---------------------------------------------------------------------- */
 
+/* accept() failed for want of a descriptor (or memory): the process
+ * waiting in the backlog would wait for ever. With the spare descriptor
+ * given up, it is accepted and refused at once (its agent says so: a fork
+ * child ends, another process runs unswapped), and said here once. */
+static void accept_starved(struct run_daemon *d, int err)
+{
+	static bool said;
+	int fd;
+
+	if (!said) {
+		said = true;
+		fprintf(stderr, "uswap run: %s: a process of the tree could not be served "
+			"(more processes than descriptors?)\n", strerror(err));
+	}
+	if (err != EMFILE && err != ENFILE) {
+		struct timespec ms = { 0, 10 * 1000 * 1000 };
+
+		nanosleep(&ms, NULL); /* ENOBUFS, ENOMEM: a moment, then again */
+		return;
+	}
+	if (d->spare_fd >= 0)
+		close(d->spare_fd);
+	fd = accept4(d->lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
 static void *accept_main(void *arg)
 {
 	struct run_daemon *d = arg;
@@ -325,9 +354,11 @@ static void *accept_main(void *arg)
 		struct run_client *c;
 
 		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			return NULL; /* shut down (run_daemon_end()) */
+			if (errno == EINVAL || errno == EBADF)
+				return NULL; /* shut down (run_daemon_end()) */
+			if (errno != EINTR && errno != ECONNABORTED)
+				accept_starved(d, errno);
+			continue;
 		}
 		/* Only this user's (or root's) processes; the name is secret too. */
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
@@ -353,6 +384,33 @@ static void *accept_main(void *arg)
 	}
 }
 
+/* Each process of the tree costs uswap run five descriptors (its
+ * connection, zap socket, userfaultfd, pagemap, status socket): the soft
+ * limit goes up to the hard one here, and back down for CMD
+ * (run_daemon_child()), whose select() may count on it. */
+static void raise_nofile(struct run_daemon *d)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	d->nofile_soft = rl.rlim_cur;
+	d->nofile_raised = rl.rlim_cur < rl.rlim_max;
+	rl.rlim_cur = rl.rlim_max;
+	if (d->nofile_raised && setrlimit(RLIMIT_NOFILE, &rl))
+		d->nofile_raised = false;
+}
+
+void run_daemon_child(const struct run_daemon *d)
+{
+	struct rlimit rl;
+
+	if (d->nofile_raised && !getrlimit(RLIMIT_NOFILE, &rl)) {
+		rl.rlim_cur = d->nofile_soft;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int run_daemon_start(const struct run_options *o, struct run_daemon *d)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -363,6 +421,7 @@ int run_daemon_start(const struct run_options *o, struct run_daemon *d)
 
 	memset(d, 0, sizeof(*d));
 	d->lfd = -1;
+	d->spare_fd = -1;
 	d->limit = o->limit;
 	d->order = o->order;
 	pthread_mutex_init(&d->lock, NULL);
@@ -387,6 +446,8 @@ int run_daemon_start(const struct run_options *o, struct run_daemon *d)
 		 (unsigned long long)nonce);
 	len = strlen(d->name);
 	memcpy(sa.sun_path + 1, d->name, len); /* abstract: gone with us */
+	raise_nofile(d);
+	d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	d->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (d->lfd < 0 ||
 	    bind(d->lfd, (struct sockaddr *)&sa,
@@ -559,6 +620,9 @@ void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double k
 	run_status_stop(d);
 	if (d->lfd >= 0)
 		close(d->lfd);
+	if (d->spare_fd >= 0)
+		close(d->spare_fd);
+	d->spare_fd = -1;
 	end_survivors(d, kill_after);
 	/* Connections still open now are of no live process of the tree (one
 	 * that never said HELLO, say): end them, their threads with them. */

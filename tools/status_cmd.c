@@ -138,7 +138,8 @@ bad:
 }
 
 /* The object @path serves, or NULL with errno (ECONNREFUSED: nobody
- * listens there any more). */
+ * listens there any more; ENOENT: removed since; ESRCH: closed with no
+ * answer, its process ending meanwhile). */
 static json_object *ask(const char *path)
 {
 	const struct timeval timeout = { .tv_sec = 1 };
@@ -175,7 +176,7 @@ static json_object *ask(const char *path)
 		len += (size_t)n;
 	close(fd);
 	buf[len] = '\0';
-	errno = EPROTO;
+	errno = len ? EPROTO : ESRCH;
 	return len ? valid(json_tokener_parse(buf)) : NULL;
 }
 
@@ -523,8 +524,8 @@ static int collect(const char *dir, long pid, json_object *all, int *unreadable)
 			if (errno == ECONNREFUSED && !lstat(path, &st) && S_ISSOCK(st.st_mode) &&
 			    st.st_uid == geteuid())
 				unlink(path);
-			else if (errno != ECONNREFUSED)
-				(*unreadable)++;
+			else if (errno != ECONNREFUSED && errno != ENOENT && errno != ESRCH)
+				(*unreadable)++; /* not a process that ended meanwhile */
 			continue;
 		}
 		json_object_array_add(all, o);
