@@ -142,7 +142,9 @@ static int client_hello(struct run_client *c)
 			.error_ctx = c, .group = d->group, .target = &t,
 		};
 
+		pthread_mutex_lock(&d->lock); /* end_survivors() reads it */
 		c->pid = cred.pid;
+		pthread_mutex_unlock(&d->lock);
 		c->image_ns = q.addr;
 		c->zap = fds[1];
 		fds[1] = -1;
@@ -473,21 +475,29 @@ static void end_survivors(struct run_daemon *d, double kill_after)
 	struct timespec step = { 0, 10 * 1000 * 1000 };
 	bool any = false;
 
+	/* Under d->lock: the accept thread still adds processes (a
+	 * survivor's fork children), which end with it. */
+	pthread_mutex_lock(&d->lock);
 	for (struct run_client *c = d->clients; c; c = c->next)
 		if (!atomic_load(&c->ended) && c->pid > 0) {
 			kill(c->pid, SIGTERM);
 			any = true;
 		}
+	pthread_mutex_unlock(&d->lock);
 	for (double t = 0; any && t < kill_after; t += 0.01) {
 		any = false;
+		pthread_mutex_lock(&d->lock);
 		for (struct run_client *c = d->clients; c; c = c->next)
 			any |= !atomic_load(&c->ended) && c->pid > 0;
+		pthread_mutex_unlock(&d->lock);
 		if (any)
 			nanosleep(&step, NULL);
 	}
+	pthread_mutex_lock(&d->lock);
 	for (struct run_client *c = d->clients; c; c = c->next)
 		if (!atomic_load(&c->ended) && c->pid > 0)
 			kill(c->pid, SIGKILL);
+	pthread_mutex_unlock(&d->lock);
 }
 
 static json_object *orders(const uint64_t *v)
@@ -613,6 +623,9 @@ void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double k
 	struct run_client *root = NULL;
 	FILE *f;
 
+	/* Still accepting: a survivor's fork until it ends is served (its
+	 * child refused would be killed, and a shell's loop would spin). */
+	end_survivors(d, kill_after);
 	if (d->accepting) {
 		shutdown(d->lfd, SHUT_RDWR); /* accept() returns */
 		pthread_join(d->accept_th, NULL);
@@ -623,7 +636,6 @@ void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double k
 	if (d->spare_fd >= 0)
 		close(d->spare_fd);
 	d->spare_fd = -1;
-	end_survivors(d, kill_after);
 	/* Connections still open now are of no live process of the tree (one
 	 * that never said HELLO, say): end them, their threads with them. */
 	for (struct run_client *c = d->clients; c; c = c->next)

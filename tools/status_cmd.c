@@ -171,12 +171,13 @@ static json_object *ask(const char *path)
 	}
 	/* One line: a connection a forked child still holds open never
 	 * ends, so the newline ends the read, not EOF. */
+	n = -1;
 	while (len < sizeof(buf) - 1 && !memchr(buf, '\n', len) && cli_now_ns() < deadline &&
 	       (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
 		len += (size_t)n;
 	close(fd);
 	buf[len] = '\0';
-	errno = len ? EPROTO : ESRCH;
+	errno = len || n != 0 ? EPROTO : ESRCH; /* ESRCH: closed with nothing said */
 	return len ? valid(json_tokener_parse(buf)) : NULL;
 }
 
