@@ -213,11 +213,10 @@ static int64_t fork_parent(struct run_client *c)
 	return 0;
 }
 
-static int64_t fork_child(struct run_client *c, uint64_t token)
+/* The record of @token, taken off the list (NULL: none). */
+static struct run_share *share_take(struct run_daemon *d, uint64_t token)
 {
-	struct run_daemon *d = c->d;
 	struct run_share **pp, *sh = NULL;
-	long rc;
 
 	pthread_mutex_lock(&d->lock);
 	for (pp = &d->shares; *pp; pp = &(*pp)->next)
@@ -227,6 +226,14 @@ static int64_t fork_child(struct run_client *c, uint64_t token)
 			break;
 		}
 	pthread_mutex_unlock(&d->lock);
+	return sh;
+}
+
+static int64_t fork_child(struct run_client *c, uint64_t token)
+{
+	struct run_share *sh = share_take(c->d, token);
+	long rc;
+
 	if (!sh)
 		return -ENOENT;
 	rc = uswap_pager_share_child(c->pg, sh->s);
@@ -237,17 +244,8 @@ static int64_t fork_child(struct run_client *c, uint64_t token)
 /* The fork failed: no child will take the record; its slots go now. */
 static int64_t fork_drop(struct run_client *c, uint64_t token)
 {
-	struct run_daemon *d = c->d;
-	struct run_share **pp, *sh = NULL;
+	struct run_share *sh = share_take(c->d, token);
 
-	pthread_mutex_lock(&d->lock);
-	for (pp = &d->shares; *pp; pp = &(*pp)->next)
-		if ((*pp)->token == token) {
-			sh = *pp;
-			*pp = sh->next;
-			break;
-		}
-	pthread_mutex_unlock(&d->lock);
 	if (!sh)
 		return -ENOENT;
 	uswap_pager_share_free(sh->s);
