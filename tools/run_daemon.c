@@ -192,7 +192,7 @@ static int64_t fork_prepare(struct run_client *c)
 		free(sh);
 		return rc;
 	}
-	c->forking = true;
+	c->forking = sh->s;
 	/* Random: another process of the user cannot name a child's. */
 	while (getrandom(&sh->token, sizeof(sh->token), 0) != sizeof(sh->token) || !sh->token ||
 	       sh->token > INT64_MAX)
@@ -206,10 +206,13 @@ static int64_t fork_prepare(struct run_client *c)
 
 static int64_t fork_parent(struct run_client *c)
 {
-	if (!c->forking)
+	struct uswap_pager_share *s = c->forking;
+
+	if (!s)
 		return -EINVAL;
-	c->forking = false;
-	uswap_pager_share_parent(c->pg);
+	c->forking = NULL;
+	/* @s is alive: its child's FORK_CHILD waits for this. */
+	uswap_pager_share_parent(c->pg, s);
 	return 0;
 }
 

@@ -28,8 +28,9 @@ struct run_client {
 	struct uswap_pager *pg;
 	struct uswap_pager_stats st; /* at its end */
 	_Atomic uint64_t fallbacks;  /* the agent's heap fallbacks */
-	bool forking;                /* between FORK_PREPARE and FORK_PARENT:
-					its pager's lock is held */
+	struct uswap_pager_share *forking; /* between FORK_PREPARE and
+					FORK_PARENT: the fork's record,
+					eviction held (NULL: none) */
 	json_object *devices;        /* the devices at its end, before its
 					slots went */
 	int status_fd;               /* PID.sock listening, or -1; closed by

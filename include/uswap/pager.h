@@ -157,9 +157,11 @@ struct uswap_pager_target {
  * swapped-out folio with one more reference to each of its slots, in
  * *@out. A folio whose count cannot be raised (a count at its most, no
  * memory) is read in instead, over the limit: the fork copies it.
- * Until uswap_pager_share_parent(@p), which the same thread must call
- * once the fork is done (whatever it returned), @p's faults wait: none
- * is half mapped when the kernel copies the page tables.
+ * Until uswap_pager_share_parent(@p), which must be called once the fork
+ * is done (whatever it returned), nothing is evicted; @p's faults are
+ * served (the forking thread's libc may fault before the kernel copies
+ * the page tables, as may the other threads), and the folios they bring
+ * in are marked in the record (share.c).
  * Return: folios read in that way (usually 0); -EINVAL; -ENOMEM (nothing
  * recorded, eviction not stopped, nothing held). Thread-safety: any
  * thread; waits for faults in flight.
@@ -167,20 +169,33 @@ struct uswap_pager_target {
 struct uswap_pager_share;
 USWAP_API long uswap_pager_share_prepare(struct uswap_pager *p,
 					 struct uswap_pager_share **out);
-/* uswap_pager_share_parent() - the fork is done: eviction goes on. */
-USWAP_API void uswap_pager_share_parent(struct uswap_pager *p);
+/*
+ * uswap_pager_share_parent() - the fork is done (or failed): eviction in
+ * @p goes on, and of the folios of @s that @p's faults brought in during
+ * the fork, those the fork copied to the child (mapped in both: the
+ * parent's /proc/PID/pagemap does not say exclusive) are marked, for
+ * uswap_pager_share_child() to leave as they are. Call it while the
+ * parent is still inside its fork (its atfork parent handler), before
+ * its other threads write much: a page written after the fork is no
+ * longer shared. @s stays the caller's (NULL: no record to mark).
+ * uswap_pager_share_child() waits for this call.
+ * Thread-safety: any thread; waits for @p's faults in flight.
+ */
+USWAP_API void uswap_pager_share_parent(struct uswap_pager *p, struct uswap_pager_share *s);
 /*
  * uswap_pager_share_child() - @child, the fork child's pager, which has
  * adopted the child's copies of the parent's regions at the same
  * addresses, takes each recorded folio that it has with no page present
  * (the fork copied it unmapped), as swapped out on the recorded slots.
+ * One the fork copied mapped (swapped in by the parent during its fork:
+ * uswap_pager_share_parent() says which) is left as the child has it.
  * A recorded folio the child touched before @child adopted it is read
  * and folded in, as uswap_pager_inherit() does; one in no region of
  * @child (a range its agent could not adopt) is read and written into
  * place, plain memory of the child from then on. The other records'
  * references are dropped. Hold @child from before it adopts until this
  * call (uswap_pager_hold()), so that nothing it adopted is evicted
- * meanwhile. Frees @s.
+ * meanwhile. Waits for uswap_pager_share_parent() of @s. Frees @s.
  * Return: folios taken; -EIO (a folded folio could not be read: the
  * child's copy is wrong); -EINVAL (@s NULL; @child NULL, of another
  * instance or order) or -ENOMEM: @s is freed all the same.
@@ -591,10 +606,16 @@ struct uswap_pager_stats {
 					so outside resident_bytes and the
 					limit until munlocked */
 	uint64_t fork_folded;        /* folios of a fork's share that the
-					child had touched before its pager
-					began: given the parent's contents
-					(read from swap) where it had not
-					written, and kept resident */
+					child had mapped (touched before its
+					pager began, or swapped in by the
+					parent before the kernel copied its
+					page tables): given the parent's
+					contents (read from swap) where its
+					bytes were zero, and kept resident */
+	uint64_t fork_window;        /* folios swapped in between
+					uswap_pager_share_prepare() and
+					_parent() (the forking process's
+					faults during its fork) */
 };
 
 /*

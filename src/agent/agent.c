@@ -508,13 +508,15 @@ static void parent_after_fork(void)
 {
 	if (agent.remote)
 		agent_daemon_fork_unlock();
+	/* First: uswap run tells which folios the fork copied by what this
+	 * process still shares with the child, before much is written. */
+	if (fork_share)
+		agent_daemon_call(USWAP_DOP_FORK_PARENT, NULL, 0, 0);
 	if (fork_copy)
 		uswap_pager_fork_parent(agent.p);
 	agent_mmap_unlock();
 	agent_adopt_unlock();
-	if (fork_share)
-		agent_daemon_call(USWAP_DOP_FORK_PARENT, NULL, 0, 0);
-	else if (agent_has_pager() && !fork_copy)
+	if (!fork_share && agent_has_pager() && !fork_copy)
 		agent_pg_release();
 	t_internal--;
 	pthread_mutex_unlock(&fork_lock);

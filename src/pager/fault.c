@@ -265,6 +265,7 @@ static void fault_swapin(struct uswap_pager *p, struct pager_handler *h,
 	atomic_fetch_add_explicit(&p->cnt.swapins_cached, (rc == 1) + cached,
 				  memory_order_relaxed);
 	atomic_fetch_add_explicit(&p->cnt.readahead, n, memory_order_relaxed);
+	share_note_swapin(p, addr, 1 + n);
 	for (unsigned int i = 1; i <= n; i++)
 		swapin_done(p, r, idx + i, prev[i - 1], keep, 0);
 	swapin_done(p, r, idx, s, keep, PF_REF);

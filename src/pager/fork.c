@@ -83,14 +83,15 @@ int folio_fold(struct uswap_pager *p, char *addr, const char *was, char *now)
 	if (err)
 		return err;
 	for (size_t b = 0; b < p->folio_bytes; b++) {
-		if (now[b])
-			written = true;
-		else
+		if (!now[b])
 			now[b] = was[b];
+		else if (now[b] != was[b])
+			written = true;
 	}
 	err = mm_write(p, addr, now, p->folio_bytes);
-	WARN_ONCE(!err && written, "pager: a fork child wrote to swapped-out memory at %p "
-		  "before its pager began; those bytes are kept", (void *)addr);
+	WARN_ONCE(!err && written, "pager: a fork child's copy of swapped-out memory at %p "
+		  "differs from swap (written by the child before its pager began, or by "
+		  "the parent during its fork); those bytes are kept", (void *)addr);
 	return err ? err : written;
 }
 

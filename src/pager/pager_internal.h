@@ -211,7 +211,8 @@ struct pager_group {
 	X(read_errors)     \
 	X(unuse_moved)     \
 	X(unuse_loaded)    \
-	X(fork_folded)
+	X(fork_folded)     \
+	X(fork_window)
 
 struct pager_counters {
 #define X(name) _Atomic uint64_t name;
@@ -271,6 +272,9 @@ struct uswap_pager {
 						clean folio: skip the scan */
 	/* uswap_pager_hold() calls in force: no eviction while > 0. */
 	_Atomic unsigned int hold;
+	/* Between uswap_pager_share_prepare() and _parent(): the fork's
+	 * record, where swap-ins are marked (share_note_swapin()). */
+	struct uswap_pager_share *_Atomic fork_share;
 
 	/* Regions. lock: write for create/destroy, read for everything that
 	 * touches a region (see the top of this file). */
@@ -541,6 +545,14 @@ int mm_present(struct uswap_pager *p, void *addr, size_t len, unsigned char *vec
  * 1 if a page had been written (kept over @was), or -errno. Context:
  * p->lock write-held (the folio stays mapped), @p held (not evicted). */
 int folio_fold(struct uswap_pager *p, char *addr, const char *was, char *now);
+
+/* share.c: @n folios from @addr were just swapped in; during a fork's
+ * window they are marked in its record. Context: p->lock read-held. */
+void share_note_swapin(struct uswap_pager *p, const char *addr, unsigned int n);
+
+/* /proc/PID/pagemap bits (Documentation/admin-guide/mm/pagemap.rst). */
+#define PM_PRESENT        (1ull << 63)
+#define PM_MMAP_EXCLUSIVE (1ull << 56)
 
 /* ------------------------------------------------------------------------
  * unuse.c: swapoff of a device under live regions

@@ -11,16 +11,43 @@
  * The parent's pager cannot see the fork, so the share is taken just
  * before it: uswap_pager_share_prepare() stops eviction, waits for the
  * reclaim passes and faults in flight, and records every swapped-out
- * folio with a reference of its own. Until uswap_pager_share_parent()
- * the pager's lock stays write-held: nothing is evicted or faulted in,
- * so every folio the fork copies unmapped is in the record, and none is
- * half mapped. A folio the child mapped anyway (touched before its pager
- * began: fork.c says how) gets the record's contents folded in by
- * uswap_pager_share_child() and its references dropped; so does one in
- * no region of the child's pager, written into place.
+ * folio with a reference of its own. Eviction stays stopped until
+ * uswap_pager_share_parent(), so every folio the fork copies unmapped is
+ * in the record.
+ *
+ * Faults are served meanwhile. The forking thread runs the program's
+ * libc between its atfork handlers and the copy of the page tables (its
+ * malloc's locks, its name-service state), and its other threads run
+ * too: a fault there that waited for the fork to end, or one in a thread
+ * holding a lock the forking thread waits for, would never end (a Python
+ * fork under `uswap run --daemon` hung so). A recorded folio swapped in
+ * during the window keeps its record and is marked: the fork either
+ * copied the parent's page to the child (served before the copy: the
+ * child has it, with whatever the parent wrote before the fork) or did
+ * not (served after: the record's contents are the parent's at the
+ * fork). uswap_pager_share_parent() tells them apart once the fork is
+ * done: a page the fork copied is mapped in both processes, so the
+ * parent's pagemap does not say it is exclusively mapped (PM_MMAP_
+ * EXCLUSIVE, bit 56); the child's share waits for that.
+ *
+ * uswap_pager_share_child() takes each recorded folio the child has with
+ * no page and lets go of those the fork copied. One it has mapped
+ * otherwise (touched before its pager began: fork.c says how) gets the
+ * record's contents folded in where its bytes are zero (folio_fold())
+ * and its references dropped; so does one in no region of the child's
+ * pager, written into place. One case is wrong: a folio swapped in
+ * during the window, given a zero byte over a non-zero one by the parent
+ * before the copy, and written again by either process after the copy
+ * but before the parent's pagemap was read, reads the old byte in the
+ * child (a written page is no longer shared, so it looks as if the fork
+ * had not copied it). pager_stats.fork_window counts the folios swapped
+ * in during windows, so a run can say whether that could arise at all.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <uswap/slots.h>
 
@@ -29,6 +56,9 @@
 struct shared_folio {
 	char *addr;
 	uint32_t whole;                           /* PF_WHOLE or 0 */
+	_Atomic bool served;                      /* swapped in during the window */
+	bool copied;                              /* ...and before the page
+						     tables' copy: the child has it */
 	uint64_t slot[1u << USWAP_PAGER_MAX_ORDER]; /* the first nr used */
 };
 
@@ -36,7 +66,12 @@ struct uswap_pager_share {
 	struct uswap *u;
 	unsigned int order, nr;
 	size_t n, cap;
-	struct shared_folio *f;
+	struct shared_folio *f;                   /* by address */
+	int pagemap;                              /* the parent's, or -1 */
+	pthread_mutex_t lock;
+	pthread_cond_t done;                      /* parent_done set */
+	bool parent_done;                         /* share_parent() has sorted
+						     the served folios */
 };
 
 /* One more reference to each slot of the folio; undone if one fails. */
@@ -102,6 +137,9 @@ USWAP_API long uswap_pager_share_prepare(struct uswap_pager *p, struct uswap_pag
 	s->u = p->u;
 	s->order = p->order;
 	s->nr = p->nr;
+	s->pagemap = p->remote ? fcntl(p->pagemap, F_DUPFD_CLOEXEC, 0) : -1;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->done, NULL);
 	atomic_fetch_add_explicit(&p->hold, 1, memory_order_acq_rel);
 	/* Write-held: the passes in flight are done, and no fault changes a
 	 * folio while it is recorded. */
@@ -124,17 +162,92 @@ USWAP_API long uswap_pager_share_prepare(struct uswap_pager *p, struct uswap_pag
 			loaded++;
 		}
 	}
-	/* Still write-held until the fork is done: a fault served meanwhile
-	 * could be half mapped (a folio's pages one by one) when the kernel
-	 * copies the page tables, and the child would see part of it. */
+	/* Faults go on (the header says why); eviction stays stopped. */
+	atomic_store_explicit(&p->fork_share, s, memory_order_release);
+	pthread_rwlock_unlock(&p->lock);
 	*out = s;
 	return loaded;
 }
 
-USWAP_API void uswap_pager_share_parent(struct uswap_pager *p)
+/* Free @s itself; its references are gone. */
+static void share_destroy(struct uswap_pager_share *s)
 {
+	if (s->pagemap >= 0)
+		close(s->pagemap);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->done);
+	free(s->f);
+	free(s);
+}
+
+/* The record's folio at @addr, or NULL. */
+static struct shared_folio *share_find(struct uswap_pager_share *s, const char *addr)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->f[mid].addr == addr)
+			return &s->f[mid];
+		if (s->f[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void share_note_swapin(struct uswap_pager *p, const char *addr, unsigned int n)
+{
+	struct uswap_pager_share *s = atomic_load_explicit(&p->fork_share, memory_order_acquire);
+
+	if (!s)
+		return;
+	atomic_fetch_add_explicit(&p->cnt.fork_window, n, memory_order_relaxed);
+	for (unsigned int i = 0; i < n; i++) {
+		struct shared_folio *f = share_find(s, addr + (size_t)i * p->folio_bytes);
+
+		if (f)
+			atomic_store_explicit(&f->served, true, memory_order_relaxed);
+	}
+}
+
+/* Whether the fork copied @f's page to the child: a page of it is mapped
+ * and not exclusively (the header says why). */
+static bool share_copied(const struct uswap_pager_share *s, const struct shared_folio *f)
+{
+	uint64_t e[1u << USWAP_PAGER_MAX_ORDER];
+	off_t off = (off_t)((uintptr_t)f->addr / USWAP_PAGE_SIZE * sizeof(*e));
+
+	if (pread(s->pagemap, e, s->nr * sizeof(*e), off) != (ssize_t)(s->nr * sizeof(*e)))
+		return false; /* the parent is gone: fold, as for a touch */
+	for (unsigned int i = 0; i < s->nr; i++)
+		if ((e[i] & PM_PRESENT) && !(e[i] & PM_MMAP_EXCLUSIVE))
+			return true;
+	return false;
+}
+
+USWAP_API void uswap_pager_share_parent(struct uswap_pager *p, struct uswap_pager_share *s)
+{
+	if (!p)
+		return;
+	/* Write-held for a moment: the faults in flight have marked what
+	 * they brought in, and no later one looks at @s. */
+	pthread_rwlock_wrlock(&p->lock);
+	atomic_store_explicit(&p->fork_share, NULL, memory_order_release);
 	pthread_rwlock_unlock(&p->lock);
 	uswap_pager_release(p);
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		if (atomic_load_explicit(&s->f[i].served, memory_order_relaxed) &&
+		    s->pagemap >= 0)
+			s->f[i].copied = share_copied(s, &s->f[i]);
+	pthread_mutex_lock(&s->lock);
+	s->parent_done = true;
+	pthread_cond_broadcast(&s->done);
+	pthread_mutex_unlock(&s->lock);
 }
 
 /* @f, mapped in @child (touched before its pager began): folded with the
@@ -161,8 +274,9 @@ static int place(struct uswap_pager *child, const struct shared_folio *f, char *
 
 /* Give @f to @child where it has the folio with no page (the fork copied
  * it unmapped); fold it where the child has it mapped; write it into
- * place where the child has no region there. Return: 1 if taken, 0 if
- * not (the record's references are the caller's to drop), -EIO.
+ * place where the child has no region there; leave it where the fork
+ * copied the parent's page. Return: 1 if taken, 0 if not (the record's
+ * references are the caller's to drop), -EIO.
  * Context: child->lock write-held. */
 static int take(struct uswap_pager *child, const struct shared_folio *f, char *buf)
 {
@@ -170,6 +284,8 @@ static int take(struct uswap_pager *child, const struct shared_folio *f, char *b
 	size_t idx, page0;
 	uint32_t st;
 
+	if (f->copied)
+		return 0;
 	if (!r)
 		return place(child, f, buf);
 	if ((size_t)(f->addr - r->base) % child->folio_bytes)
@@ -207,6 +323,12 @@ USWAP_API long uswap_pager_share_child(struct uswap_pager *child, struct uswap_p
 		uswap_pager_share_free(s);
 		return -ENOMEM;
 	}
+	/* Which folios the fork copied is known once the parent's side is
+	 * done (uswap_pager_share_parent()). */
+	pthread_mutex_lock(&s->lock);
+	while (!s->parent_done)
+		pthread_cond_wait(&s->done, &s->lock);
+	pthread_mutex_unlock(&s->lock);
 	pthread_rwlock_wrlock(&child->lock);
 	for (size_t i = 0; i < s->n; i++) {
 		int rc = take(child, &s->f[i], buf);
@@ -220,8 +342,7 @@ USWAP_API long uswap_pager_share_child(struct uswap_pager *child, struct uswap_p
 	}
 	pthread_rwlock_unlock(&child->lock);
 	free(buf);
-	free(s->f);
-	free(s);
+	share_destroy(s);
 	return lost ? -EIO : taken;
 }
 
@@ -231,6 +352,5 @@ USWAP_API void uswap_pager_share_free(struct uswap_pager_share *s)
 		return;
 	for (size_t i = 0; i < s->n; i++)
 		put_folio(s->u, &s->f[i], s->nr);
-	free(s->f);
-	free(s);
+	share_destroy(s);
 }
