@@ -1900,24 +1900,49 @@ static int inherit_child(uint64_t *base, size_t nr, uint64_t limit, unsigned int
 	return sum == 1 ? 8 : 0; /* (the reads are used) */
 }
 
+/* Between uswap_pager_fork_prepare() and the fork, the forking thread
+ * reads every 8th page of the first eighth and rewrites it with the same
+ * contents (a read fault, then a write fault on the clean folio), as
+ * glibc's fork touches the heap after the atfork handlers. Return: the
+ * pages that read wrong. */
+static size_t touch_in_fork(uint64_t *base, size_t nr)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < nr / 8; i += 8) {
+		bad += page_check(base + i * WORDS, i, 1) != NULL;
+		page_fill(base + i * WORDS, i, 1);
+	}
+	return bad;
+}
+
 /* inherit_child() in a fork made with most of 4x the limit swapped out,
- * in folios of @order; the parent keeps its generation. */
-static void fork_inherits(unsigned int order, bool touch)
+ * in folios of @order; the parent keeps its generation. With @window the
+ * forking thread faults during its fork (touch_in_fork()): served (such
+ * a fault waited for ever before), and the child inherits the rest. */
+static void fork_inherits(unsigned int order, bool touch, bool window)
 {
 	const uint64_t limit = 2u << 20;
 	const size_t nr = 4 * limit / PAGE;
 	_Atomic uint64_t bad = 0;
 	uint64_t *base = fork_parent_setup(limit, nr, order), swapins = pstats().swapins;
+	size_t wrong = 0;
 	int status;
 	pid_t pid;
 
 	t_eq(uswap_pager_fork_prepare(pg), 0);
+	if (window)
+		wrong = touch_in_fork(base, nr);
 	pid = fork();
 	t_true(pid >= 0);
 	if (pid == 0)
 		_exit(inherit_child(base, nr, limit, order, touch));
 	uswap_pager_fork_parent(pg);
-	t_eq_u64(pstats().swapins, swapins); /* nothing was read for the fork */
+	t_eq(wrong, 0);
+	if (window)
+		t_true(pstats().fork_window > 0);
+	else
+		t_eq_u64(pstats().swapins, swapins); /* nothing was read for the fork */
 	t_eq(waitpid(pid, &status, 0), pid);
 	t_true(WIFEXITED(status));
 	t_eq(WEXITSTATUS(status), 0);
@@ -1930,7 +1955,7 @@ static void test_pager_fork_child_inherits_swapped_folios_unread(void **state)
 #if defined(__SANITIZE_THREAD__)
 	t_skip("ThreadSanitizer kills a threaded program's child that starts threads");
 #endif
-	fork_inherits(0, false);
+	fork_inherits(0, false, false);
 	t_eq(uswap_pager_fork_prepare(NULL), -EINVAL);
 	t_eq(uswap_pager_inherit(pg, pg), -EINVAL);
 }
@@ -1943,7 +1968,18 @@ static void test_pager_fork_child_touching_its_copy_early_reads_the_parents_data
 #if defined(__SANITIZE_THREAD__)
 	t_skip("ThreadSanitizer kills a threaded program's child that starts threads");
 #endif
-	fork_inherits(4, true);
+	fork_inherits(4, true, false);
+}
+
+/* A fork whose own thread faults on swapped-out memory after the atfork
+ * handlers (glibc's name-service and malloc state may be there): its
+ * faults waited for the pager's lock, which that thread held. */
+static void test_pager_fork_thread_faulting_in_its_fork_is_served(void **state)
+{
+#if defined(__SANITIZE_THREAD__)
+	t_skip("ThreadSanitizer kills a threaded program's child that starts threads");
+#endif
+	fork_inherits(0, false, true);
 }
 
 int main(int argc, char **argv)
@@ -1971,6 +2007,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pager_fork_child_adopts_its_copy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_fork_child_inherits_swapped_folios_unread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_fork_child_touching_its_copy_early_reads_the_parents_data, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_fork_thread_faulting_in_its_fork_is_served, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_group_limit_is_shared_and_pressure_moves_room, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_group_reap_takes_a_dead_members_charge, setup, teardown),
 	};

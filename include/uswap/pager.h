@@ -376,9 +376,13 @@ USWAP_API void uswap_pager_release(struct uswap_pager *p);
  * by the two processes, not copied. Eviction stops, and the pager's lock
  * is taken for writing, which waits for the faults and reclaim passes in
  * flight: nothing is half done in the copy. Until
- * uswap_pager_fork_parent(), a fault on a region waits, the caller's own
- * included: call it last before fork() (the first pthread_atfork()
- * handler registered runs last).
+ * uswap_pager_fork_parent(), a fault of another thread on a region
+ * waits; one of the calling thread (glibc's fork runs libc code after the
+ * atfork handlers, which may touch a region) is served, on a kernel whose
+ * userfaultfd names the faulting thread (UFFD_FEATURE_THREAD_ID, 4.14),
+ * and counted in fork_window. Call it last before fork() (the first
+ * pthread_atfork() handler registered runs last): a thread the caller
+ * waits for that faults meanwhile is not served.
  * Return: 0; -EINVAL (@p NULL, or it serves a target).
  * Thread-safety: the thread that forks.
  */
@@ -612,10 +616,13 @@ struct uswap_pager_stats {
 					page tables): given the parent's
 					contents (read from swap) where its
 					bytes were zero, and kept resident */
-	uint64_t fork_window;        /* folios swapped in between
+	uint64_t fork_window;        /* faults served during a fork:
+					folios swapped in between
 					uswap_pager_share_prepare() and
-					_parent() (the forking process's
-					faults during its fork) */
+					_parent(); faults of the forking
+					thread between
+					uswap_pager_fork_prepare() and
+					_parent() */
 };
 
 /*

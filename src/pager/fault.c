@@ -240,7 +240,11 @@ static void fault_swapin(struct uswap_pager *p, struct pager_handler *h,
 			 struct pager_region *r, size_t idx, uint32_t s, bool write,
 			 uint64_t t0)
 {
-	bool keep = !write && !(p->cfg.flags & USWAP_PAGER_NO_KEEP_CLEAN);
+	/* For the forking thread, clean: a dirty folio's slots would be
+	 * freed after the mapping ioctl, when the thread may be copying the
+	 * instance already (its write faults again, and fault_wp() frees
+	 * them before its ioctl). */
+	bool keep = (!write && !(p->cfg.flags & USWAP_PAGER_NO_KEEP_CLEAN)) || h->for_fork;
 	uint32_t prev[PAGER_MAX_RA_FOLIOS];
 	void *addr = folio_addr(r, idx);
 	unsigned int w, n, cached = 0;

@@ -36,6 +36,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "pager/pager_internal.h"
 
@@ -45,6 +46,8 @@ USWAP_API int uswap_pager_fork_prepare(struct uswap_pager *p)
 		return -EINVAL;
 	atomic_fetch_add_explicit(&p->hold, 1, memory_order_acq_rel);
 	pthread_rwlock_wrlock(&p->lock);
+	if (p->thread_id)
+		atomic_store_explicit(&p->fork_tid, gettid(), memory_order_release);
 	return 0;
 }
 
@@ -52,6 +55,7 @@ USWAP_API void uswap_pager_fork_parent(struct uswap_pager *p)
 {
 	if (!p)
 		return;
+	atomic_store_explicit(&p->fork_tid, 0, memory_order_release);
 	pthread_rwlock_unlock(&p->lock);
 	uswap_pager_release(p);
 }
@@ -121,6 +125,14 @@ static int inherit_folio(struct uswap_pager *p, struct uswap_pager *old,
 	struct pager_region *r;
 	int rc = 0;
 
+	if (pf_state(s) == PF_FAULTING) {
+		/* Left so by a fault of the forking thread served during the
+		 * fork (pager.c): mapped, so copied to us; clean, so its
+		 * slots are still in this copy of the instance. */
+		folio_free_slots(old, ro, oidx, whole);
+		atomic_store_explicit(&ro->state[oidx], PF_NONE, memory_order_relaxed);
+		return 0;
+	}
 	if (pf_state(s) != PF_SWAPPED && pf_state(s) != PF_CLEAN)
 		return 0;
 	r = pf_state(s) == PF_SWAPPED ? region_find(p, (uintptr_t)addr) : NULL;

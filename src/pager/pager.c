@@ -93,15 +93,49 @@ static void handler_sleep(struct uswap_pager *p)
 		;
 }
 
+/* Whether @m is a fault of the thread inside uswap_pager_fork_prepare()'s
+ * window (@fork_tid, 0: none). */
+static bool from_fork(const struct uffd_msg *m, pid_t fork_tid)
+{
+	return fork_tid && m->event == UFFD_EVENT_PAGEFAULT &&
+	       m->arg.pagefault.feat.ptid == (uint32_t)fork_tid;
+}
+
+/*
+ * A fault of the forking thread during its fork (glibc runs the program's
+ * libc between the atfork handlers and the copy of the page tables) is
+ * served without p->lock: that thread holds it for writing and waits in
+ * this fault, so nothing else changes pager state meanwhile, and waiting
+ * for the lock would never end. The fault is served so that nothing is
+ * left half done when the thread goes on to the copy (h->for_fork).
+ */
+static void serve_fork_thread(struct uswap_pager *p, struct pager_handler *h,
+			      const struct uffd_msg *m, uint64_t t0)
+{
+	h->for_fork = true;
+	fault_handle(p, h, (uintptr_t)m->arg.pagefault.address, m->arg.pagefault.flags, t0);
+	h->for_fork = false;
+	pager_count(p, fork_window);
+}
+
 static void handler_dispatch(struct uswap_pager *p, struct pager_handler *h,
 			     const struct uffd_msg *msg, size_t nr)
 {
+	pid_t fork_tid = atomic_load_explicit(&p->fork_tid, memory_order_acquire);
 	uint64_t t0 = pager_now_ns();
+	size_t left = nr;
 
+	for (size_t i = 0; fork_tid && i < nr; i++)
+		if (from_fork(&msg[i], fork_tid)) {
+			serve_fork_thread(p, h, &msg[i], t0);
+			left--;
+		}
+	if (!left)
+		return;
 	pthread_rwlock_rdlock(&p->lock);
 	for (size_t i = 0; i < nr; i++) {
-		if (msg[i].event != UFFD_EVENT_PAGEFAULT)
-			continue; /* no other event was asked for */
+		if (msg[i].event != UFFD_EVENT_PAGEFAULT || from_fork(&msg[i], fork_tid))
+			continue; /* no other event was asked for; served above */
 		fault_handle(p, h, (uintptr_t)msg[i].arg.pagefault.address,
 			     msg[i].arg.pagefault.flags, t0);
 	}
@@ -357,6 +391,7 @@ USWAP_API int uswap_pager_create(struct uswap *u, const struct uswap_pager_confi
 		p->user_mode_only = info.user_mode_only;
 		p->use_poison = info.poison;
 		p->has_move = info.move;
+		p->thread_id = info.thread_id;
 	}
 	if (err) {
 		pager_free(p);

@@ -151,6 +151,9 @@ struct pager_handler {
 				     swap-in bounce */
 	_Atomic uint64_t lat[LAT_BUCKETS]; /* fault service ns */
 	_Atomic uint64_t lat_max;
+	bool for_fork;            /* serving the forking thread (fork.c):
+				     a swap-in maps clean, nothing after
+				     its mapping ioctl but atomic stores */
 } __cacheline_aligned;
 
 /* Reverse map for swapoff: slot -> (region id + 1) << 32 | page index, in
@@ -231,6 +234,7 @@ struct uswap_pager {
 	bool user_mode_only;            /* UFFD_USER_MODE_ONLY in force */
 	bool use_poison;                /* UFFDIO_POISON for lost folios */
 	bool has_move;                  /* UFFDIO_MOVE offered and wanted */
+	bool thread_id;                 /* messages say the faulting thread */
 	uint64_t spin_ns;               /* handler spin before poll(); 0 = none */
 	uint64_t limit_pages;           /* whole folios */
 	unsigned int batch_folios;      /* folios per reclaim pass */
@@ -272,6 +276,9 @@ struct uswap_pager {
 						clean folio: skip the scan */
 	/* uswap_pager_hold() calls in force: no eviction while > 0. */
 	_Atomic unsigned int hold;
+	/* Between uswap_pager_fork_prepare() and _parent(): the forking
+	 * thread, which holds p->lock for writing (fork.c); 0: none. */
+	_Atomic pid_t fork_tid;
 	/* Between uswap_pager_share_prepare() and _parent(): the fork's
 	 * record, where swap-ins are marked (share_note_swapin()). */
 	struct uswap_pager_share *_Atomic fork_share;
@@ -356,6 +363,7 @@ struct uffd_info {
 	bool user_mode_only;  /* opened with UFFD_USER_MODE_ONLY */
 	bool poison;          /* UFFDIO_POISON usable */
 	bool move;            /* UFFDIO_MOVE offered */
+	bool thread_id;       /* messages say the faulting thread */
 };
 
 int uffd_open(unsigned int pager_flags, struct uffd_info *info);

@@ -193,6 +193,7 @@ int uffd_open(unsigned int pager_flags, struct uffd_info *info)
 		want |= UFFD_FEATURE_POISON;
 	if (!(pager_flags & USWAP_PAGER_NO_MOVE))
 		want |= UFFD_FEATURE_MOVE;
+	want |= UFFD_FEATURE_THREAD_ID; /* fork.c: the forking thread's faults */
 	err = api_handshake(fd, want, &features);
 	if (!err)
 		err = probe_ioctls(fd, &ioctls);
@@ -206,6 +207,7 @@ int uffd_open(unsigned int pager_flags, struct uffd_info *info)
 		       (ioctls & (1ull << _UFFDIO_POISON));
 	info->move = (want & UFFD_FEATURE_MOVE) && (features & UFFD_FEATURE_MOVE) &&
 		     (ioctls & (1ull << _UFFDIO_MOVE));
+	info->thread_id = (features & UFFD_FEATURE_THREAD_ID) != 0;
 	return fd;
 }
 
