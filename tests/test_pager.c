@@ -1982,6 +1982,41 @@ static void test_pager_fork_thread_faulting_in_its_fork_is_served(void **state)
 	fork_inherits(0, false, true);
 }
 
+/* uswap_pager_zap_self(), what a served process does for a zap request:
+ * every range given reads zeros after (one process_madvise() where the
+ * kernel takes it, else madvise() each), every other page keeps its
+ * bytes; a bad range is the kernel's error. */
+static void test_pager_zap_self_unmaps_the_ranges_and_nothing_else(void **state)
+{
+	const size_t pages = 256;
+	char *m = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct iovec r[64];
+	unsigned int n = 0;
+
+	t_true(m != MAP_FAILED);
+	memset(m, 0x5a, pages * PAGE);
+	for (size_t i = 0; i < pages && n < 64; i += 4) /* 1, 2 or 3 pages */
+		r[n++] = (struct iovec){ m + i * PAGE, (1 + i % 3) * PAGE };
+	t_eq(uswap_pager_zap_self(r, n), 0);
+	for (size_t i = 0; i < pages; i++) {
+		bool zapped = i % 4 < 1 + (i - i % 4) % 3;
+
+		t_eq(m[i * PAGE], zapped ? 0 : 0x5a);
+		t_eq(m[i * PAGE + PAGE - 1], zapped ? 0 : 0x5a);
+	}
+	t_eq(uswap_pager_zap_self(r, 1), 0); /* one range; again is harmless */
+	t_eq(uswap_pager_zap_self(NULL, 0), 0);
+	t_eq(uswap_pager_zap_self(NULL, 2), -EINVAL);
+	r[1].iov_base = m + 1; /* not page aligned */
+	t_eq(uswap_pager_zap_self(r, 2), -EINVAL);
+	r[1].iov_base = m + 4 * PAGE;
+	m[8 * PAGE] = 1; /* in r[2]: the unaligned batch turned nothing off */
+	t_eq(uswap_pager_zap_self(r, 3), 0);
+	t_eq(m[8 * PAGE], 0);
+	munmap(m, pages * PAGE);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest quick[] = {
@@ -2008,6 +2043,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pager_fork_child_inherits_swapped_folios_unread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_fork_child_touching_its_copy_early_reads_the_parents_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_fork_thread_faulting_in_its_fork_is_served, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_zap_self_unmaps_the_ranges_and_nothing_else, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_group_limit_is_shared_and_pressure_moves_room, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_group_reap_takes_a_dead_members_charge, setup, teardown),
 	};

@@ -117,13 +117,15 @@ static void *child_zapper(void *arg)
 
 	for (;;) {
 		ssize_t n = recv(sock, &q, sizeof(q), 0);
-		int rc = 0;
+		struct iovec iov[ZAP_MAX];
+		uint32_t nr = 0;
+		int rc;
 
 		if (n <= 0)
 			return NULL;
-		for (uint32_t i = 0; i < q.n && i < ZAP_MAX && !rc; i++)
-			if (madvise((void *)(uintptr_t)q.r[i].addr, q.r[i].len, MADV_DONTNEED))
-				rc = -errno;
+		for (; nr < q.n && nr < ZAP_MAX; nr++)
+			iov[nr] = (struct iovec){ (void *)(uintptr_t)q.r[nr].addr, q.r[nr].len };
+		rc = uswap_pager_zap_self(iov, nr);
 		if (send(sock, &rc, sizeof(rc), 0) != sizeof(rc))
 			return NULL;
 	}

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <uswap/daemon.h>
+#include <uswap/pager.h>
 #include <uswap/uswap.h>
 
 #include "agent/agent.h"
@@ -51,24 +52,29 @@ static void __attribute__((noreturn)) daemon_gone(void)
 		pause();
 }
 
+/* A zap request: its ranges unmapped in one call where the kernel allows
+ * (uswap_pager_zap_self()). */
 static void *zap_main(void *arg)
 {
 	struct uswap_daemon_zap z;
+	struct iovec iov[USWAP_DAEMON_ZAP_MAX];
 
 	(void)arg;
 	for (;;) {
 		ssize_t n = recv(zap_fd, &z, sizeof(z), 0);
-		int32_t rc = 0;
+		uint32_t nr = 0;
+		int32_t rc;
 
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
 				continue;
 			daemon_gone();
 		}
-		for (uint32_t i = 0; i < z.n && i < USWAP_DAEMON_ZAP_MAX && !rc; i++)
-			if (agent_real_madvise((void *)(uintptr_t)z.r[i].addr, z.r[i].len,
-					       MADV_DONTNEED))
-				rc = -errno;
+		for (; nr < z.n && nr < USWAP_DAEMON_ZAP_MAX; nr++) {
+			iov[nr].iov_base = (void *)(uintptr_t)z.r[nr].addr;
+			iov[nr].iov_len = z.r[nr].len;
+		}
+		rc = uswap_pager_zap_self(iov, nr);
 		if (send(zap_fd, &rc, sizeof(rc), MSG_NOSIGNAL) != sizeof(rc))
 			daemon_gone();
 	}

@@ -11,8 +11,9 @@
  *    reads the region itself); a fork child's touched folios (fork.c);
  *  - mm_write(): copy into region memory: memcpy() here,
  *    process_vm_writev() there;
- *  - mm_zap(): unmap ranges: madvise(MADV_DONTNEED) here, the target's
- *    zap function there (no system call unmaps another process's memory);
+ *  - mm_zap(): unmap ranges: uswap_pager_zap_self() here, the target's
+ *    zap function there (no system call unmaps another process's memory;
+ *    the target's agent calls uswap_pager_zap_self() in turn);
  *  - mm_present(): which pages are mapped: mincore() here, the target's
  *    /proc/PID/pagemap there;
  *  - mm_zero(): zero a part of a folio (a discard's ends).
@@ -22,9 +23,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -111,9 +116,70 @@ int mm_zero(struct uswap_pager *p, void *addr, size_t len)
 	return len <= p->folio_bytes ? mm_write(p, addr, p->zero, len) : -EINVAL;
 }
 
+/* process_madvise() of the calling process, whole: a pidfd of our own
+ * (PIDFD_SELF_THREAD_GROUP since 6.15, else one opened per call: a
+ * descriptor kept would name the parent in a fork child). Return: bytes
+ * advised, or -errno. */
+#define ZAP_PIDFD_SELF (-10001) /* PIDFD_SELF_THREAD_GROUP, linux/pidfd.h 6.15 */
+static _Atomic bool zap_no_self;    /* the kernel refused ZAP_PIDFD_SELF */
+static _Atomic bool zap_no_process; /* ...or process_madvise() itself */
+
+static long zap_process_madvise(const struct iovec *r, unsigned int n)
+{
+	long done;
+	int fd;
+
+	if (!atomic_load_explicit(&zap_no_self, memory_order_relaxed)) {
+		done = syscall(SYS_process_madvise, ZAP_PIDFD_SELF, r, (size_t)n,
+			       MADV_DONTNEED, 0u);
+		if (done >= 0 || errno != EBADF)
+			return done >= 0 ? done : -errno;
+		atomic_store_explicit(&zap_no_self, true, memory_order_relaxed);
+	}
+	fd = (int)syscall(SYS_pidfd_open, getpid(), 0u);
+	if (fd < 0)
+		return -errno;
+	done = syscall(SYS_process_madvise, fd, r, (size_t)n, MADV_DONTNEED, 0u);
+	done = done >= 0 ? done : -errno;
+	close(fd);
+	return done;
+}
+
+USWAP_API int uswap_pager_zap_self(const struct iovec *r, unsigned int n)
+{
+	size_t total = 0, odd = 0;
+	long done = -ENOSYS;
+
+	if (!n)
+		return 0;
+	if (!r || n > IOV_MAX)
+		return -EINVAL;
+	for (unsigned int i = 0; i < n; i++) {
+		total += r[i].iov_len;
+		odd |= (uintptr_t)r[i].iov_base | r[i].iov_len;
+	}
+	/* Unaligned: the loop says which range (EINVAL from the batch would
+	 * read as a kernel without it). */
+	if (n > 1 && !(odd % USWAP_PAGE_SIZE) &&
+	    !atomic_load_explicit(&zap_no_process, memory_order_relaxed)) {
+		done = zap_process_madvise(r, n);
+		if (done == (long)total)
+			return 0;
+		if (done == -ENOSYS || done == -EINVAL || done == -EPERM)
+			atomic_store_explicit(&zap_no_process, true, memory_order_relaxed);
+	}
+	/* One range, an older kernel, or a short count: range by range
+	 * (MADV_DONTNEED again is harmless), which says which one failed.
+	 * The system call, not madvise(): an agent interposes that. */
+	for (unsigned int i = 0; i < n; i++)
+		if (syscall(SYS_madvise, r[i].iov_base, r[i].iov_len, MADV_DONTNEED))
+			return -errno;
+	return 0;
+}
+
 int mm_zap(struct uswap_pager *p, const struct iovec *r, unsigned int n)
 {
-	int err = 0;
+	int err;
 
 	if (!n)
 		return 0;
@@ -122,10 +188,7 @@ int mm_zap(struct uswap_pager *p, const struct iovec *r, unsigned int n)
 		/* Gone: so is its memory; nothing is left mapped to zap. */
 		return err == -ESRCH || err == -EPIPE ? 0 : err;
 	}
-	for (unsigned int i = 0; i < n && !err; i++)
-		if (madvise(r[i].iov_base, r[i].iov_len, MADV_DONTNEED))
-			err = -errno;
-	return err;
+	return uswap_pager_zap_self(r, n);
 }
 
 /* The pagemap entries' present (63) and swapped (62) bits. */
