@@ -4,7 +4,8 @@
 # Description: `uswap run` on unmodified programs, each with a heap
 # several times the limit: run_helper (the malloc family, fork with
 # swapped-out pages, read(2)/write(2) on swapped-out buffers, threads,
-# forks with the locale's data swapped out, both modes),
+# forks with the locale's data swapped out, both modes; a signal
+# handler without SA_RESTART interrupting the agent's calls, both modes),
 # sort -S whose output must be byte-identical to sort's without uswap,
 # python3 building, forking and checksumming a structure; zram over an
 # NBD export (nbdkit) as tiers; an encrypted device; uswap status on
@@ -59,6 +60,17 @@ for opts in "--order 0" "--order 4" "--daemon --order 0" "--daemon --order 4"; d
 	[ $rc = 77 ] && { echo "# localefork: $(cat "$dir/lf.out")"; break; }
 	[ $rc = 0 ] && grep -q "^localefork: ok" "$dir/lf.out" ||
 		fail "run_helper localefork ($opts): exit status $rc: $(cat "$dir/lf.out")"
+done
+
+# A signal handler without SA_RESTART firing every 100 us while the
+# program maps and unmaps (each an agent call of uswap run --daemon): a
+# call interrupted (EINTR) was taken for uswap run's end and the process
+# killed itself (a shell with 80 background jobs died of its SIGCHLD).
+for opts in "" "--daemon"; do
+	# shellcheck disable=SC2086 # $opts: options and their values
+	"$uswap" run $opts --limit 16M -- "$helper" signals 8 > "$dir/sig.out" 2>&1 ||
+		fail "run_helper signals ($opts): exit status $?: $(cat "$dir/sig.out")"
+	grep -q "^signals: ok" "$dir/sig.out" || fail "signals ($opts): $(cat "$dir/sig.out")"
 done
 
 # Memory given back (munmap, free, MADV_DONTNEED) leaves nothing on swap:

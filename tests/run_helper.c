@@ -37,6 +37,11 @@
  *           four forks whose children ask their own status socket,
  *           verify it and use the locale;
  *           77 without that locale
+ *   signals a SIGALRM handler without SA_RESTART, an interval timer of
+ *           100 us, and 500 mappings of SIZE/8 MiB (at least 1) made,
+ *           written, checked and unmapped meanwhile: each is an agent call
+ *           of uswap run --daemon that the signal interrupts (as a
+ *           shell's SIGCHLD did: the process was killed)
  * Usage: run_helper MODE SIZE_MIB
  */
 #include <ctype.h>
@@ -50,7 +55,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -524,12 +531,44 @@ static int mode_forkers(size_t n)
 	return 0;
 }
 
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+static int mode_signals(size_t n)
+{
+	struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
+	struct itimerval it = { { 0, 100 }, { 0, 100 } };
+	size_t len = n / 8 > 4096 ? n / 8 : (size_t)1 << 20;
+
+	sigemptyset(&sa.sa_mask);
+	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
+	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+	for (unsigned int i = 0; i < 500; i++) {
+		unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		CHECK(p != MAP_FAILED);
+		fill(p, 4096, i);
+		CHECK(!verify(p, 4096, i, "signals"));
+		CHECK(munmap(p, len) == 0);
+	}
+	it = (struct itimerval){ 0 };
+	setitimer(ITIMER_REAL, &it, NULL);
+	printf("signals: ok (%d signals)\n", (int)alarms);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	size_t n;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: run_helper alloc|fork|syscall|threads|mmap|realloc|discard|reserve|tree|forkers|localefork "
+		fprintf(stderr, "usage: run_helper alloc|fork|syscall|threads|mmap|realloc|discard|reserve|tree|forkers|localefork|signals "
 			"SIZE_MIB\n");
 		return 2;
 	}
@@ -556,5 +595,7 @@ int main(int argc, char **argv)
 		return mode_forkers(n);
 	if (!strcmp(argv[1], "localefork"))
 		return mode_localefork(n);
+	if (!strcmp(argv[1], "signals"))
+		return mode_signals(n);
 	return 2;
 }

@@ -39,12 +39,38 @@ static int ctl_fd = -1;  /* requests */
 static int zap_fd = -1;  /* zap requests from uswap run */
 static int uffd = -1;    /* our copy of the userfaultfd */
 
-static void __attribute__((noreturn)) daemon_gone(void)
+/* "uswap run ... is gone", with what failed (@what) and how: @n, the
+ * call's result (0: the other end closed), errno else. Nothing here reads
+ * the heap (strerror() reads the locale's data): what is swapped out
+ * there has nobody left to bring it in. */
+static void __attribute__((noreturn)) daemon_gone(const char *what, ssize_t n)
 {
-	static const char msg[] = "uswap run: agent: uswap run (the swap daemon of this "
-				  "process) is gone: the process ends\n";
+	static const char a[] = "uswap run: agent: uswap run (the swap daemon of this "
+				"process) is gone (";
+	static const char b[] = "): the process ends\n";
+	char msg[256], num[16];
+	size_t len = 0, k = 0;
+	int e = errno;
 
-	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+	memcpy(msg, a, sizeof(a) - 1);
+	len = sizeof(a) - 1;
+	for (; *what && len < 160; what++)
+		msg[len++] = *what;
+	if (n == 0) {
+		memcpy(msg + len, ": closed", 8);
+		len += 8;
+	} else {
+		memcpy(msg + len, ": errno ", 8);
+		len += 8;
+		do
+			num[k++] = (char)('0' + e % 10);
+		while ((e /= 10) && k < sizeof(num));
+		while (k)
+			msg[len++] = num[--k];
+	}
+	memcpy(msg + len, b, sizeof(b) - 1);
+	len += sizeof(b) - 1;
+	if (write(STDERR_FILENO, msg, len) < 0) {
 		/* nothing more to say it with */
 	}
 	kill(getpid(), SIGKILL);
@@ -68,15 +94,17 @@ static void *zap_main(void *arg)
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
 				continue;
-			daemon_gone();
+			daemon_gone("a zap request", n);
 		}
 		for (; nr < z.n && nr < USWAP_DAEMON_ZAP_MAX; nr++) {
 			iov[nr].iov_base = (void *)(uintptr_t)z.r[nr].addr;
 			iov[nr].iov_len = z.r[nr].len;
 		}
 		rc = uswap_pager_zap_self(iov, nr);
-		if (send(zap_fd, &rc, sizeof(rc), MSG_NOSIGNAL) != sizeof(rc))
-			daemon_gone();
+		while ((n = send(zap_fd, &rc, sizeof(rc), MSG_NOSIGNAL)) < 0 && errno == EINTR)
+			;
+		if (n != sizeof(rc))
+			daemon_gone("a zap answer", n);
 	}
 	return NULL;
 }
@@ -93,6 +121,7 @@ static int hello(int fd, int peer, unsigned int caps, uint64_t image_ns)
 	struct msghdr mh = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = ctl,
 			     .msg_controllen = sizeof(ctl) };
 	struct cmsghdr *c;
+	ssize_t n;
 
 	memset(ctl, 0, sizeof(ctl));
 	c = CMSG_FIRSTHDR(&mh);
@@ -100,8 +129,13 @@ static int hello(int fd, int peer, unsigned int caps, uint64_t image_ns)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(fds));
 	memcpy(CMSG_DATA(c), fds, sizeof(fds));
-	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(q) ||
-	    recv(fd, &a, sizeof(a), 0) != (ssize_t)sizeof(a))
+	while ((n = sendmsg(fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(q))
+		return -ECONNRESET;
+	while ((n = recv(fd, &a, sizeof(a), 0)) < 0 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(a))
 		return -ECONNRESET;
 	return (int)a.rc;
 }
@@ -143,8 +177,15 @@ int agent_daemon_connect(const char *name, uint64_t image_ns)
 		return uffd;
 	uffd = high_fd(uffd);
 	ctl_fd = high_fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
-	if (ctl_fd < 0 || connect(ctl_fd, (struct sockaddr *)&sa,
-				  (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)))
+	if (ctl_fd < 0)
+		return -errno;
+	/* A full backlog makes it wait, and a signal of the program's end
+	 * the wait (a unix socket's connect() may be tried again). */
+	while ((rc = connect(ctl_fd, (struct sockaddr *)&sa,
+			     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len))) &&
+	       errno == EINTR)
+		;
+	if (rc)
 		return -errno;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, zp))
 		return -errno;
@@ -166,16 +207,25 @@ long agent_daemon_call(unsigned int op, void *addr, size_t len, uint64_t arg)
 	struct uswap_daemon_req q = { .op = op, .version = USWAP_DAEMON_VERSION,
 				      .addr = (uintptr_t)addr, .len = len, .arg = arg };
 	struct uswap_daemon_reply a = { 0 };
-	int err = 0;
+	const char *failed = NULL;
+	ssize_t n;
 
+	/* A signal of the program's (a shell's SIGCHLD) may interrupt either
+	 * call: a packet goes whole or not at all, so it is tried again. */
 	pthread_mutex_lock(&req_lock);
-	if (send(ctl_fd, &q, sizeof(q), MSG_NOSIGNAL) != sizeof(q))
-		err = 1;
-	else if (op != USWAP_DOP_FALLBACKS && recv(ctl_fd, &a, sizeof(a), 0) != sizeof(a))
-		err = 1;
+	while ((n = send(ctl_fd, &q, sizeof(q), MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (n != sizeof(q))
+		failed = "a request";
+	else if (op != USWAP_DOP_FALLBACKS) {
+		while ((n = recv(ctl_fd, &a, sizeof(a), 0)) < 0 && errno == EINTR)
+			;
+		if (n != sizeof(a))
+			failed = "an answer";
+	}
 	pthread_mutex_unlock(&req_lock);
-	if (err)
-		daemon_gone();
+	if (failed)
+		daemon_gone(failed, n);
 	return (long)a.rc;
 }
 
