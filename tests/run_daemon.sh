@@ -323,7 +323,7 @@ if kill -0 "$py" 2>/dev/null; then
 	kill -KILL "$py"
 	fail "hold: the grandchild ran on 5 s after uswap run was killed"
 fi
-grep -q "is gone: the process ends" "$dir/hold.out" || fail "hold: no word of why: $(cat "$dir/hold.out")"
+grep -Eq "is gone \((a zap request|a request|an answer|a zap answer): (closed|errno [0-9]+)\): the process ends" "$dir/hold.out" || fail "hold: no word of why: $(cat "$dir/hold.out")"
 # Nothing of the killed uswap run stays in /dev/shm (its charge group is
 # its own memory with --daemon).
 ls /dev/shm/uswap-run-$run_pid-* > /dev/null 2>&1 &&
