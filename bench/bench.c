@@ -28,6 +28,7 @@ static const struct benchmark benchmarks[] = {
 	{ "fault", cmd_bench_fault, "the pager's fault round trip (swap-in latency)" },
 	{ "lock", cmd_bench_lock, "lock and cache-line costs (the lab's cost table)" },
 	{ "uffd", cmd_bench_uffd, "a fault served by a thread against another process" },
+	{ "zap", cmd_bench_zap, "a batch of ranges unmapped: madvise() each, or one call" },
 	{ NULL, NULL, NULL },
 };
 

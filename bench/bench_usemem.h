@@ -137,6 +137,9 @@ int cmd_bench_fault(int argc, char **argv);
 /* `uswap bench uffd` (bench_uffd.c): a fault served in-process against
  * across processes, with no swap path (the issue 23 design question). */
 int cmd_bench_uffd(int argc, char **argv);
+/* `uswap bench zap` (bench_zap.c): a zap batch, madvise() per range
+ * against uswap_pager_zap_self(). */
+int cmd_bench_zap(int argc, char **argv);
 
 /* Load FILE as page contents (the file repeated past its length + one
  * page); errors are printed as `uswap CMD: ...`. Return: 0 or an exit

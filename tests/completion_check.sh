@@ -47,6 +47,7 @@ expect --kill-after run --limit 64M --ki
 expect --no-move bench usemem --no-m
 expect uffd bench u
 expect --folios bench uffd --fo
+expect --ranges bench zap --ra
 expect zram: run --device z
 expect replay lab re
 expect rework-swap-allocator-locks lab run rework

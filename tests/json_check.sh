@@ -61,6 +61,8 @@ check bench_alloc threads orders devices -- \
 check bench_fault order device folios -- "$uswap" bench fault -s 8M --json
 check bench_uffd order touches thread_blocking process_spinning -- \
 	"$uswap" bench uffd --folios 64 --repeat 1 --json
+check bench_zap ranges madvise_us zap_self_us ratio -- \
+	"$uswap" bench zap --ranges 64 --repeat 2 --json
 check bench_lock benchmark line_ns handover_ns -- \
 	"$uswap" bench lock --ops 10000 --repeat 1 --json
 check bench_usemem workers limit_bytes per_worker -- \
