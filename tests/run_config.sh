@@ -25,11 +25,16 @@ if grep -q "^# files: .* (none), " "$dir/p0"; then
 	grep -q "^limit  *268435456  *built-in default" "$dir/p0" || fail "defaults: $(cat "$dir/p0")"
 	[ "$(grep -c '^device  *zram:1G  *built-in default' "$dir/p0")" = 4 ] ||
 		fail "default devices: $(cat "$dir/p0")"
+	grep -q "^readahead  *32  *built-in default" "$dir/p0" || fail "readahead: $(cat "$dir/p0")"
+	"$uswap" run --order 4 --print-config > "$dir/p4" || fail "--order 4 --print-config: exit $?"
+	grep -q "^readahead  *0  *built-in default" "$dir/p4" ||
+		fail "readahead at --order 4: $(cat "$dir/p4")"
 fi
 
-printf '; uswap.conf for the test\n[run]\nlimit = 48M\ndevice = zram:256M\ndevice = ram:32M\n' > "$conf"
+printf '; uswap.conf for the test\n[run]\nlimit = 48M\nreadahead = 8\ndevice = zram:256M\ndevice = ram:32M\n' > "$conf"
 "$uswap" run --print-config > "$dir/p1" || fail "--print-config with a file: exit $?"
 grep -q "^limit  *50331648  *user file ($conf)" "$dir/p1" || fail "limit from the file: $(cat "$dir/p1")"
+grep -q "^readahead  *8  *user file" "$dir/p1" || fail "readahead from the file: $(cat "$dir/p1")"
 [ "$(grep -c "^device .*user file" "$dir/p1")" = 2 ] || fail "devices from the file: $(cat "$dir/p1")"
 grep -q "^device  *ram:32M " "$dir/p1" || fail "device list: $(cat "$dir/p1")"
 
@@ -58,6 +63,7 @@ bad() {
 }
 bad "want a size" "[run]" "limit = lots"
 bad "unknown setting 'colour'" "[run]" "colour = blue"
+bad "want pages, 0..64" "[run]" "readahead = 65"
 bad "outside the \[run\] section" "limit = 1G"
 bad "not a line of an INI file" "[run"
 bad "order" "[run]" "order = 9"

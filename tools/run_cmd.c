@@ -58,6 +58,9 @@ static const char usage_text[] =
 "  --device SPEC       a swap device (repeatable; see 'uswap swapon --help')\n"
 "                      (default: 4 zram devices of 1G, equal priority)\n"
 "  --order N           folio order 0..4: pages swapped together (default 0)\n"
+"  --readahead PAGES   a fault that continues a sequential stream also\n"
+"                      brings in up to PAGES pages after it, 0..64 (default\n"
+"                      32 at --order 0, else 0)\n"
 "  --heap SIZE         address space reserved for the heap, 64M..4T\n"
 "                      (default 8G); allocations past it are served\n"
 "                      unswapped\n"
@@ -110,6 +113,7 @@ static const struct option long_options[] = {
 	{ "limit",  required_argument, NULL, 'l' },
 	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "order",  required_argument, NULL, OPT_ORDER },
+	{ "readahead", required_argument, NULL, OPT_READAHEAD },
 	{ "heap",   required_argument, NULL, OPT_HEAP },
 	{ "stats",  no_argument,       NULL, OPT_STATS },
 	{ "json",   required_argument, NULL, OPT_JSON },
@@ -153,6 +157,14 @@ int run_apply_option(struct run_options *o, int opt, const char *arg)
 			return cli_usage_error(CMD, "--order '%s': want 0..%d", arg,
 					       USWAP_PAGER_MAX_ORDER);
 		return 0;
+	case OPT_READAHEAD: {
+		unsigned int pages;
+
+		if (cli_parse_uint(arg, 0, 64, &pages))
+			return cli_usage_error(CMD, "--readahead '%s': want pages, 0..64", arg);
+		o->readahead = (int)pages;
+		return 0;
+	}
 	case OPT_HEAP:
 		if (cli_parse_size(arg, &o->heap) || o->heap < (64u << 20) ||
 		    o->heap > ((uint64_t)1 << 42))
@@ -184,6 +196,13 @@ int run_apply_option(struct run_options *o, int opt, const char *arg)
 	return cli_usage_error(CMD, "unknown option");
 }
 
+unsigned int run_readahead(const struct run_options *o)
+{
+	if (o->readahead >= 0)
+		return (unsigned int)o->readahead;
+	return o->order ? 0 : RUN_READAHEAD_DEFAULT;
+}
+
 /* Where the command line's own settings come from: itself. The first
  * --device replaces the files' list. */
 static void note_cli(struct run_options *o, struct run_config *c, int opt)
@@ -194,6 +213,8 @@ static void note_cli(struct run_options *o, struct run_config *c, int opt)
 		c->order = RUN_SRC_CLI;
 	else if (opt == OPT_HEAP)
 		c->heap = RUN_SRC_CLI;
+	else if (opt == OPT_READAHEAD)
+		c->readahead = RUN_SRC_CLI;
 	else if (opt == OPT_DEVICE && c->devices != RUN_SRC_CLI) {
 		o->nr_devices = 0;
 		c->devices = RUN_SRC_CLI;
@@ -212,7 +233,7 @@ static int parse_opts(int argc, char **argv, struct run_options *o)
 	int opt, err;
 
 	*o = (struct run_options){ .limit = 256u << 20, .heap = UINT64_C(8) << 30,
-				.kill_after = 5 };
+				.readahead = -1, .kill_after = 5 };
 	if ((err = run_config_load(o, &c)))
 		return err;
 	optind = 0;
@@ -384,6 +405,8 @@ static void exec_cmd(const struct run_options *o, const char *agent, const char 
 	setenv("USWAP_RUN_LIMIT", buf, 1);
 	snprintf(buf, sizeof(buf), "%u", o->order);
 	setenv("USWAP_RUN_ORDER", buf, 1);
+	snprintf(buf, sizeof(buf), "%u", run_readahead(o));
+	setenv("USWAP_RUN_READAHEAD", buf, 1);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->heap);
 	setenv("USWAP_RUN_REGION", buf, 1);
 	snprintf(buf, sizeof(buf), "%d", (int)getpid());

@@ -19,11 +19,16 @@ int cmd_run(int argc, char **argv);
 
 /* The long options without a short one (getopt codes). */
 enum { OPT_DEVICE = 256, OPT_ORDER, OPT_HEAP, OPT_STATS, OPT_JSON, OPT_PLOT, OPT_TRACE,
-       OPT_KILL_AFTER, OPT_PRINT_CONFIG, OPT_DAEMON };
+       OPT_KILL_AFTER, OPT_PRINT_CONFIG, OPT_DAEMON, OPT_READAHEAD };
+
+/* --readahead's default: pages at order 0 (none above: it lost at 64 KiB,
+ * docs/pager.md "Readahead"). */
+#define RUN_READAHEAD_DEFAULT 32
 
 struct run_options {
 	uint64_t limit, heap;
 	unsigned int order;
+	int readahead;      /* pages; -1: the default for the order */
 	const char *devices[MAX_DEVICES];
 	unsigned int nr_devices;
 	bool stats;
@@ -34,6 +39,9 @@ struct run_options {
 	bool daemon;        /* --daemon: one swap subsystem for the tree */
 	char **cmd;
 };
+
+/* --readahead as it applies: the pages set, else the order's default. */
+unsigned int run_readahead(const struct run_options *o);
 
 /* run_reach.c: whether the agent can be preloaded into @cmd (looked up
  * in $PATH as exec does; a script by its interpreter): not into a
@@ -51,7 +59,7 @@ enum run_source { RUN_SRC_DEFAULT, RUN_SRC_SYSTEM, RUN_SRC_USER, RUN_SRC_CLI };
 struct run_config {
 	char path[2][4200];            /* [0] system file, [1] user file ("":
 					  none) */
-	enum run_source limit, order, heap, devices;
+	enum run_source limit, order, heap, readahead, devices;
 };
 /*
  * run_config_load() - apply the system file, then the user file, to @o
@@ -91,6 +99,7 @@ struct run_daemon {
 	void *group;                 /* the tree's limit (a charge group) */
 	uint64_t limit;
 	unsigned int order;
+	unsigned int readahead;      /* pages (--readahead) */
 	int lfd;                     /* listening socket */
 	char name[64];               /* its abstract name ($USWAP_RUN_DAEMON) */
 	pthread_t accept_th;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * run_config.c - uswap.conf(5): the defaults of `uswap run` (devices,
- * limit, order, heap) in an INI file, read with libinih. The system file
+ * limit, order, heap, readahead) in an INI file, read with libinih. The system file
  * (SYSCONFDIR/uswap.conf) first, then the user's ($XDG_CONFIG_HOME, else
  * ~/.config, /uswap.conf), then the command line: each later one wins,
  * setting by setting; the device list is replaced whole by the last place
@@ -53,6 +53,9 @@ static int setting(void *user, const char *section, const char *name, const char
 	} else if (!strcmp(name, "heap")) {
 		opt = OPT_HEAP;
 		l->c->heap = l->src;
+	} else if (!strcmp(name, "readahead")) {
+		opt = OPT_READAHEAD;
+		l->c->readahead = l->src;
 	} else if (!strcmp(name, "device")) {
 		opt = OPT_DEVICE;
 		if (!l->devices_seen)
@@ -68,8 +71,8 @@ static int setting(void *user, const char *section, const char *name, const char
 			goto bad;
 		value = kept[nr_kept++];
 	} else {
-		fprintf(stderr, "uswap run: unknown setting '%s' (limit, order, heap, device)\n",
-			name);
+		fprintf(stderr, "uswap run: unknown setting '%s' (limit, order, heap, readahead, "
+			"device)\n", name);
 		goto bad;
 	}
 	rc = run_apply_option(l->o, opt, value);
@@ -129,7 +132,7 @@ static void print_one(const char *key, const char *value, const struct run_confi
 	const char *where = src == RUN_SRC_SYSTEM ? c->path[0] :
 			    src == RUN_SRC_USER ? c->path[1] : "";
 
-	printf("%-7s %-24s %s%s%s%s\n", key, value, source_name[src], *where ? " (" : "",
+	printf("%-9s %-24s %s%s%s%s\n", key, value, source_name[src], *where ? " (" : "",
 	       where, *where ? ")" : "");
 }
 
@@ -143,6 +146,8 @@ void run_config_print(const struct run_options *o, const struct run_config *c)
 	print_one("order", buf, c, c->order);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->heap);
 	print_one("heap", buf, c, c->heap);
+	snprintf(buf, sizeof(buf), "%u", run_readahead(o));
+	print_one("readahead", buf, c, c->readahead);
 	for (unsigned int i = 0; i < o->nr_devices; i++)
 		print_one("device", o->devices[i], c, c->devices);
 	printf("# files: %s (%s), %s (%s)\n", c->path[0],

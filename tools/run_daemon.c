@@ -138,6 +138,7 @@ static int client_hello(struct run_client *c)
 		};
 		struct uswap_pager_config cfg = {
 			.limit_bytes = d->limit, .order = d->order,
+			.readahead_pages = d->readahead,
 			.flags = USWAP_PAGER_KERNEL_FAULTS, .on_error = on_read_error,
 			.error_ctx = c, .group = d->group, .target = &t,
 		};
@@ -427,6 +428,7 @@ int run_daemon_start(const struct run_options *o, struct run_daemon *d)
 	d->spare_fd = -1;
 	d->limit = o->limit;
 	d->order = o->order;
+	d->readahead = run_readahead(o);
 	pthread_mutex_init(&d->lock, NULL);
 	if ((rc = uswap_create(NULL, &d->u)))
 		return cli_runtime_error("run", "uswap_create: %s", strerror(-rc));

@@ -274,6 +274,7 @@ static int start_pager(void)
 	struct uswap_pager_config cfg = {
 		.limit_bytes = agent.limit,
 		.order = agent.order,
+		.readahead_pages = agent.readahead,
 		/* read(2) into swapped memory; the heap is a fork's too */
 		.flags = USWAP_PAGER_KERNEL_FAULTS | USWAP_PAGER_FORKABLE,
 		.on_error = on_read_error,
@@ -399,6 +400,7 @@ __attribute__((constructor)) static void agent_start(void)
 	if (!devices || !agent.limit)
 		return; /* preloaded without uswap run: stay out of the way */
 	agent.order = (unsigned int)env_u64(AGENT_ENV_ORDER, 0);
+	agent.readahead = (unsigned int)env_u64(AGENT_ENV_READAHEAD, 0);
 	agent.pid = getpid();
 	image_ns = now_image_ns();
 	t_internal++;
