@@ -8,7 +8,7 @@
 #              5 minutes under ASan+UBSan and 5 under TSan)
 # Debian packages the build needs (Debian 12):
 DEBS := gcc meson ninja-build pkg-config liburcu-dev libcmocka-dev \
-        liblz4-dev libzstd-dev liburing-dev libmimalloc-dev \
+        liblz4-dev libzstd-dev libxxhash-dev liburing-dev libmimalloc-dev \
         libjson-c-dev libnbd-dev nbdkit libsodium-dev stress-ng gnuplot-nox \
         bash-completion libinih-dev libsmartcols-dev default-jdk-headless nodejs
 

@@ -68,9 +68,9 @@ struct uswap_pager; /* one userfaultfd, handler threads, limit, clock */
 #define USWAP_PAGER_NO_KEEP_CLEAN 0x4 /* free the slots of every folio read
 					 back (default: a folio read back
 					 by a read fault keeps its slots and
-					 is mapped write-protected, so it can
-					 be evicted again with no write
-					 until it is written) */
+					 the hash of its contents, so it is
+					 evicted again with no write if it
+					 still hashes the same) */
 #define USWAP_PAGER_NO_ZEROPAGE   0x8 /* first read touches map a zero-filled
 					 copy, not the shared zero page */
 #define USWAP_PAGER_NO_SPIN       0x10 /* handlers block in poll() as soon

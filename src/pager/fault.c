@@ -19,6 +19,8 @@
 #include <sched.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "pager/pager_internal.h"
 
 uint32_t folio_wait_idle(_Atomic uint32_t *state)
@@ -211,8 +213,13 @@ static int swapin_batch(struct uswap_pager *p, struct pager_region *r, size_t id
 	return rc[0];
 }
 
-/* Publish a folio just mapped from swap: clean (slots kept, mapped
- * write-protected) or dirty (slots freed). */
+uint64_t folio_hash(const struct uswap_pager *p, const void *data)
+{
+	return XXH3_64bits(data, p->folio_bytes);
+}
+
+/* Publish a folio just mapped from swap: clean (slots kept, its contents
+ * hashed before the mapping) or dirty (slots freed). */
 static void swapin_done(struct uswap_pager *p, struct pager_region *r, size_t idx,
 			uint32_t s, bool keep, uint32_t ref)
 {
@@ -233,8 +240,10 @@ static void swapin_done(struct uswap_pager *p, struct pager_region *r, size_t id
 /*
  * fault_swapin() - bring an evicted folio back whole (and the folios
  * ahead of it in a sequential stream). A read fault keeps the slots and
- * maps the folio write-protected (clean: evicting it again costs no write
- * until it is written); a write fault frees them.
+ * the hash of the contents (clean: evicting it again costs no write if
+ * the hash still matches then, reclaim.c); a write fault frees them.
+ * Either way the folio is mapped writable: the kernel's write to a clean
+ * page needs no trip to us, and none to its fault handler either.
  */
 static void fault_swapin(struct uswap_pager *p, struct pager_handler *h,
 			 struct pager_region *r, size_t idx, uint32_t s, bool write,
@@ -242,8 +251,7 @@ static void fault_swapin(struct uswap_pager *p, struct pager_handler *h,
 {
 	/* For the forking thread, clean: a dirty folio's slots would be
 	 * freed after the mapping ioctl, when the thread may be copying the
-	 * instance already (its write faults again, and fault_wp() frees
-	 * them before its ioctl). */
+	 * instance already (a clean one keeps them; its eviction compares). */
 	bool keep = (!write && !(p->cfg.flags & USWAP_PAGER_NO_KEEP_CLEAN)) || h->for_fork;
 	uint32_t prev[PAGER_MAX_RA_FOLIOS];
 	void *addr = folio_addr(r, idx);
@@ -262,7 +270,9 @@ static void fault_swapin(struct uswap_pager *p, struct pager_handler *h,
 	}
 	ra_note(r, idx, w, n);
 	pager_charge(p, (1 + n) * p->nr);
-	err = uffd_copy(p->uffd, addr, h->buf, (size_t)(1 + n) * p->folio_bytes, keep);
+	for (unsigned int i = 0; keep && i <= n; i++)
+		r->hash[idx + i] = folio_hash(p, (char *)h->buf + (size_t)i * p->folio_bytes);
+	err = uffd_copy(p->uffd, addr, h->buf, (size_t)(1 + n) * p->folio_bytes, false);
 	pager_record_latency(h, pager_now_ns() - t0);
 	WARN_ONCE(err, "pager: UFFDIO_COPY at %p failed: %d", addr, err);
 	atomic_fetch_add_explicit(&p->cnt.swapins, 1 + n, memory_order_relaxed);

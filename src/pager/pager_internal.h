@@ -10,9 +10,10 @@
  *  charge    pages counted against the limit (p->resident): a folio is
  *            charged from just before it is mapped until just after it is
  *            unmapped, so the mapped pages never exceed the charge;
- *  clean     a folio mapped write-protected whose swap slots still hold
- *            its data: evicting it needs no write (the kernel's clean
- *            swap-cache page);
+ *  clean     a folio read back from swap whose slots are kept, with the
+ *            hash of its contents then (r->hash): mapped writable, and
+ *            evicted without a write if it still hashes the same (the
+ *            kernel's clean swap-cache page);
  *  busy      a folio owned by one thread for a transition (FAULTING,
  *            EVICTING, DROPPING, UNPROTECTING, MOVING): nobody else
  *            changes its state, its slots or its mapping until the owner
@@ -27,16 +28,18 @@
  *        (dirty, no slots) [fault.c]
  *   SWAPPED --fault_missing()--> FAULTING --fault_swapin(), swapin_done()-->
  *        RESIDENT (write fault: slots freed), or CLEAN (read fault: slots
- *        kept, mapped write-protected) [fault.c]
+ *        kept, contents hashed) [fault.c]
  *   RESIDENT --clock_pick()--> EVICTING --evict(): run_move() or
  *        run_protect(), evict_write(), run_zap()--> SWAPPED, or NONE when
  *        all zeros (mark_zero()) [reclaim.c, stage.c]
  *   EVICTING --victim_keep(): pinned, written meanwhile (CANCEL, set by
  *        fault_wp()) or the write failed--> RESIDENT [reclaim.c]
- *   CLEAN --clock_pick()--> DROPPING --evict(): run_zap()--> SWAPPED
- *        (no write) [reclaim.c]
- *   CLEAN --fault_wp()--> UNPROTECTING --folio_unprotect()--> RESIDENT
- *        (slots freed, WP lifted) [fault.c]
+ *   CLEAN --clock_pick()--> EVICTING --evict(): as RESIDENT's, and
+ *        check_clean(): the same hash--> SWAPPED on its old slots (no
+ *        write); else the old slots freed, written as RESIDENT's; kept:
+ *        CLEAN again [reclaim.c]
+ *   CLEAN --fault_wp() (a stale protection)--> UNPROTECTING -->
+ *        RESIDENT (slots freed) [fault.c]
  *   SWAPPED --unuse_folio()--> MOVING --move_folio()--> SWAPPED (new
  *        slots) or RESIDENT [unuse.c]
  *   SWAPPED --load_region()--> MOVING --load_folio()--> RESIDENT
@@ -77,14 +80,14 @@
 enum pfolio_state {
 	PF_NONE,         /* never touched: no memory, no slots */
 	PF_RESIDENT,     /* mapped, may be dirty; no slots */
-	PF_CLEAN,        /* mapped write-protected; slots hold its data */
+	PF_CLEAN,        /* mapped; slots held, r->hash of their data */
 	PF_SWAPPED,      /* not mapped; slots hold its data */
 	PF_POISONED,     /* lost to a read error: poison mapped */
 	PF_BUSY_FIRST,
 	PF_FAULTING = PF_BUSY_FIRST, /* a handler is mapping it */
 	PF_EVICTING,     /* moved out or write-protected, being written,
 			    then unmapped */
-	PF_DROPPING,     /* clean: being unmapped, slots kept */
+	PF_DROPPING,     /* being discarded (discard.c) */
 	PF_UNPROTECTING, /* clean becoming dirty: slots freed, WP lifted */
 	PF_MOVING,       /* swapoff is moving its slots */
 	PF_STATE_MAX,
@@ -126,6 +129,10 @@ struct pager_region {
 	_Atomic(void *) first_error; /* first address lost */
 	_Atomic uint8_t *locked;  /* per folio: FOLIO_LOCKED* (mapping.c):
 				     mlocked, never picked for eviction */
+	uint64_t *hash;           /* per folio: folio_hash() of its contents
+				     when it came back clean (PF_CLEAN), for
+				     the evictor to tell whether it was
+				     written since (reclaim.c) */
 };
 
 /* r->locked[] (mapping.c): a locked folio is never evicted. Once it is
@@ -553,6 +560,10 @@ int mm_present(struct uswap_pager *p, void *addr, size_t len, unsigned char *vec
  * 1 if a page had been written (kept over @was), or -errno. Context:
  * p->lock write-held (the folio stays mapped), @p held (not evicted). */
 int folio_fold(struct uswap_pager *p, char *addr, const char *was, char *now);
+
+/* A folio's contents, hashed (XXH3, 64 bits): a clean folio's at swap-in
+ * against its contents at eviction. */
+uint64_t folio_hash(const struct uswap_pager *p, const void *data);
 
 /* share.c: @n folios from @addr were just swapped in; during a fork's
  * window they are marked in its record. Context: p->lock read-held. */

@@ -360,7 +360,9 @@ struct victim {
 	size_t idx;
 	char *data;        /* its bytes now: the region, or the stage */
 	char *stage;       /* its place in the stage (NULL: none) */
-	bool dirty;        /* EVICTING (write needed), else DROPPING (clean) */
+	bool dirty;        /* a write needed (or, with clean, maybe) */
+	bool clean;        /* came back clean: its old slots are still held,
+			      and its hash tells whether it changed */
 	bool whole;        /* slots as one allocation (after the write) */
 	bool keep;         /* cancelled: stays resident */
 	bool wp;           /* write-protected by this eviction */
@@ -412,8 +414,9 @@ static unsigned int clock_pick(struct uswap_pager *p, struct victim *v, unsigned
 								memory_order_relaxed);
 			continue;
 		}
-		next = (s & ~PF_STATE_MASK & ~PF_CANCEL) |
-		       (pf_state(s) == PF_RESIDENT ? PF_EVICTING : PF_DROPPING);
+		/* A clean folio too: it is mapped writable, so it is read
+		 * as a dirty one is, and its hash says if it was written. */
+		next = (s & ~PF_STATE_MASK & ~PF_CANCEL) | PF_EVICTING;
 		if (!atomic_compare_exchange_strong_explicit(&r->state[idx], &s, next,
 							     memory_order_acquire,
 							     memory_order_relaxed))
@@ -427,7 +430,8 @@ static unsigned int clock_pick(struct uswap_pager *p, struct victim *v, unsigned
 		}
 		v[n].r = r;
 		v[n].idx = idx;
-		v[n].dirty = pf_state(s) == PF_RESIDENT;
+		v[n].dirty = true;
+		v[n].clean = pf_state(s) == PF_CLEAN;
 		v[n].whole = (s & PF_WHOLE) != 0;
 		v[n].data = folio_addr(r, idx);
 		v[n].stage = NULL;
@@ -633,12 +637,12 @@ static void victim_keep(struct uswap_pager *p, struct victim *v, bool written)
 	if (v->wp)
 		uffd_writeprotect(p->uffd, folio_addr(v->r, v->idx), p->folio_bytes, false);
 	s = atomic_load_explicit(state, memory_order_relaxed);
-	if (v->dirty)
-		atomic_store_explicit(state, PF_RESIDENT | PF_REF, memory_order_release);
-	else /* a clean folio is only kept if it could not be unmapped */
+	if (v->clean) /* its slots and hash still hold */
 		atomic_store_explicit(state, (s & PF_WHOLE) | PF_CLEAN | PF_REF,
 				      memory_order_release);
-	if (v->wp || v->moved || written || !v->dirty) /* not a swap-full pause's skip */
+	else
+		atomic_store_explicit(state, PF_RESIDENT | PF_REF, memory_order_release);
+	if (v->wp || v->moved || written) /* not a swap-full pause's skip */
 		pager_count(p, evict_cancelled);
 }
 
@@ -716,6 +720,35 @@ static bool folio_is_zero(const void *addr, size_t len)
 }
 
 /*
+ * check_clean() - of the victims that came back clean, those whose
+ * contents, read in the stage or under their write protection, still hash
+ * as at swap-in go without a write on their old slots; the others free
+ * those and are written like any dirty folio (in a swap-full pause they
+ * are kept instead, @paused).
+ */
+static void check_clean(struct uswap_pager *p, struct victim *v, unsigned int n, bool paused)
+{
+	tsan_ignore_reads_begin(); /* the application's pages */
+	for (unsigned int i = 0; i < n; i++) {
+		struct victim *vi = &v[i];
+
+		if (!vi->clean || vi->keep || !(vi->wp || vi->moved))
+			continue;
+		if (folio_hash(p, vi->data) == vi->r->hash[vi->idx]) {
+			vi->dirty = false;
+			continue;
+		}
+		if (paused) {
+			vi->keep = true;
+			continue;
+		}
+		folio_free_slots(p, vi->r, vi->idx, vi->whole);
+		vi->clean = false;
+	}
+	tsan_ignore_reads_end();
+}
+
+/*
  * mark_zero() - find the dirty victims that hold only zeros, read in the
  * stage or under their write protection: the kernel does not write such
  * a folio either (swpout_zero, 6.12), and here it needs no slot at all: it becomes
@@ -748,10 +781,11 @@ static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
 	bool paused = pager_now_ns() < atomic_load_explicit(&p->swap_full_until,
 							     memory_order_relaxed);
 
-	/* In a swap-full pause, only clean folios can go. */
+	/* In a swap-full pause, only clean folios can go (those that came
+	 * back clean are read first, check_clean()). */
 	if (paused) {
 		for (unsigned int i = 0; i < n; i++)
-			if (v[i].dirty) {
+			if (v[i].dirty && !v[i].clean) {
 				v[i].keep = true;
 				swap_err = -ENOSPC;
 			}
@@ -767,6 +801,7 @@ static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
 	for_each_run(p, v, n, needs_protect, run_protect);
 	if (p->remote)
 		for_each_run(p, v, n, needs_fetch, run_fetch);
+	check_clean(p, v, n, paused);
 	mark_zero(p, v, n);
 	if (!swap_err)
 		swap_err = evict_write(p, v, n);

@@ -75,6 +75,7 @@ static void region_free(struct pager_region *r)
 	free((void *)r->state);
 	free((void *)r->slot);
 	free((void *)r->locked);
+	free(r->hash);
 	free(r);
 }
 
@@ -93,9 +94,10 @@ static struct pager_region *region_alloc_meta(struct uswap_pager *p, size_t size
 	/* Big calloc()s are fresh mappings: a reservation of gigabytes costs
 	 * memory only where the program commits it. */
 	r->locked = calloc(r->nr_folios, sizeof(*r->locked));
+	r->hash = calloc(r->nr_folios, sizeof(*r->hash));
 	atomic_init(&r->nr_errors, 0);
 	atomic_init(&r->first_error, NULL);
-	if (!r->state || !r->slot || !r->locked) {
+	if (!r->state || !r->slot || !r->locked || !r->hash) {
 		region_free(r);
 		return NULL;
 	}
