@@ -1510,6 +1510,48 @@ static size_t bad_pages(const uint64_t *base, size_t pages, uint64_t gen)
 	return bad;
 }
 
+/* Clean folios (read back from swap, slots kept) are mapped writable: a
+ * program's write to one takes no write-protect fault, and eviction tells
+ * from the hash of the contents which were written. A window of half the
+ * limit is read back (clean, resident) and every other page of it
+ * rewritten (no fault); reading the rest of the region evicts the window,
+ * which then reads the new generation where it was written and the old
+ * one elsewhere; the unwritten half went without a write. */
+static void test_pager_clean_folios_written_without_a_fault_keep_the_write(void **state)
+{
+	const uint64_t limit = 2u << 20;
+	const size_t nr = 4 * limit / PAGE, w = limit / PAGE / 2;
+	struct uswap_pager_stats before, mid, st;
+	size_t bad = 0;
+	uint64_t *base;
+
+	swapon("zram:64M");
+	struct uswap_pager_config c = config(limit, 0, 1);
+	pager_start(&c);
+	base = region(nr * PAGE);
+	write_pages(base, nr, 1);                  /* the window went out */
+	t_eq_u64(bad_pages(base, w, 1), 0);        /* back in, clean */
+	before = pstats();
+	for (size_t i = 0; i < w; i += 2)
+		page_fill(base + i * WORDS, i, 2);
+	mid = pstats();
+	for (size_t i = w; i < nr; i++) /* evicts the window */
+		bad += page_check(base + i * WORDS, i, 1) != NULL;
+	for (size_t i = 0; i < w; i++)
+		bad += page_check(base + i * WORDS, i, i % 2 ? 1 : 2) != NULL;
+	st = pstats();
+	print_message("clean: %llu write-protect faults and %llu faults for %zu writes; "
+		      "%llu of %llu evictions clean\n",
+		      (unsigned long long)(mid.wp_faults - before.wp_faults),
+		      (unsigned long long)(mid.faults - before.faults), w / 2,
+		      (unsigned long long)(st.evict_clean - before.evict_clean),
+		      (unsigned long long)(st.evictions - before.evictions));
+	t_eq_u64(bad, 0);
+	t_eq_u64(mid.wp_faults - before.wp_faults, 0); /* the writes took no fault */
+	t_eq_u64(mid.faults - before.faults, 0);
+	t_true(st.evict_clean > before.evict_clean);   /* unwritten ones: no write */
+}
+
 /* Two pagers share a 4 MiB group: the first fills it, the second then
  * needs room it does not hold itself, and gets it from the first one's
  * kswapd (the bigger member gives first); the group stays at its limit
@@ -2033,6 +2075,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pager_read_error_with_readahead_faults_where_used, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_read_error_without_poison_maps_documented_fill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_swapoff_moves_folios_of_live_regions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_clean_folios_written_without_a_fault_keep_the_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_swap_full_reads_back_and_does_not_churn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_swapoff_without_room_brings_folios_in, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_discard_frees_slots_and_reads_zero, setup, teardown),
