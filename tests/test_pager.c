@@ -390,6 +390,75 @@ static void test_pager_integrity_with_readahead(void **state)
 	t_true(pstats().readahead > 0);
 }
 
+/* A sequential pass over [first, first + nr) pages of @base on its own
+ * thread: zeros (@gen 0) or page_fill()'s (page, @gen); counts the pages
+ * that were not. */
+struct sweep {
+	uint64_t *base;
+	size_t nr;
+	uint64_t gen;
+	size_t bad;
+};
+
+static void *sweep_read(void *arg)
+{
+	struct sweep *a = arg;
+
+	for (size_t i = 0; i < a->nr; i++) {
+		const uint64_t *w = a->base + i * WORDS;
+
+		if (a->gen ? page_check(w, i, a->gen) != NULL : !all_zero((const char *)w, PAGE))
+			a->bad++;
+	}
+	return NULL;
+}
+
+/* sweep_read() that must end within a minute: a fault never answered
+ * fails the test instead of hanging it. */
+static void sweep_in_time(struct sweep *a, const char *what)
+{
+	struct timespec until;
+	pthread_t tid;
+
+	t_eq(pthread_create(&tid, NULL, sweep_read, a), 0);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 60;
+	if (pthread_timedjoin_np(tid, NULL, &until) != 0)
+		fail_msg("%s: a fault was never answered (a minute)", what);
+	t_eq_u64(a->bad, 0);
+}
+
+/* Readahead whose window crosses into another VMA of the region (the
+ * program split it with mprotect, as runtimes do with their reservations):
+ * one mapping ioctl cannot span two VMAs (-ENOENT), and the faulting
+ * folio must be mapped all the same. The faulting thread waited forever
+ * (run_runtimes.sh's reserve, in CI) when the whole batch failed. */
+static void test_pager_readahead_across_a_vma_split_is_served(void **state)
+{
+	const size_t nr = 2048, lo = 1000, hi = 1100; /* 8 MiB; RO [lo, hi) */
+	struct sweep a;
+	uint64_t *base;
+
+	swapon("zram:64M");
+	struct uswap_pager_config c = config(2u << 20, 0, 1);
+	c.readahead_pages = 32;
+	pager_start(&c);
+	base = region(nr * PAGE);
+	t_eq(mprotect(base + lo * WORDS, (hi - lo) * PAGE, PROT_READ), 0);
+	a = (struct sweep){ .base = base, .nr = nr };
+	sweep_in_time(&a, "first touch"); /* zero fills */
+	t_true(pstats().readahead > 0);
+	t_eq(mprotect(base + lo * WORDS, (hi - lo) * PAGE, PROT_READ | PROT_WRITE), 0);
+	for (size_t i = 0; i < nr; i++)
+		page_fill(base + i * WORDS, i, 1);
+	t_eq(mprotect(base + lo * WORDS, (hi - lo) * PAGE, PROT_READ), 0);
+	a = (struct sweep){ .base = base, .nr = nr, .gen = 1 };
+	sweep_in_time(&a, "swap-in"); /* 4x the limit: mostly from swap */
+	t_true(pstats().swapins >= nr / 2);
+	t_eq(uswap_region_destroy(pg, base), 0);
+	t_eq_u64(total_inuse(), 0);
+}
+
 /* ------------------------------------------------------------------------
  * quick: the limit
  * ---------------------------------------------------------------------- */
@@ -2067,6 +2136,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pager_integrity_4x_limit_2_writers_2_random_readers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_integrity_order4_folios_4x_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_integrity_with_readahead, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_readahead_across_a_vma_split_is_served, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_resident_never_exceeds_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_full_device_maps_over_limit_and_loses_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_freed_regions_and_pager_leave_no_slot_in_use, setup, teardown),

@@ -144,6 +144,28 @@ static unsigned int claim_ahead(struct pager_region *r, size_t idx, unsigned int
 	return n;
 }
 
+/* Give back the claims on folios [idx + 1 + from, idx + 1 + n) ahead
+ * that were not read. A thread that faulted there meanwhile left its
+ * message to a handler that saw FAULTING and counted on our mapping: wake
+ * it to fault again. */
+static void unclaim_ahead(struct uswap_pager *p, struct pager_region *r, size_t idx,
+			  unsigned int from, unsigned int n, const uint32_t *prev)
+{
+	for (unsigned int j = from; j < n; j++)
+		folio_publish(&r->state[idx + 1 + j], prev[j]);
+	if (from < n)
+		uffd_wake(p->uffd, folio_addr(r, idx + 1 + from),
+			  (size_t)(n - from) * p->folio_bytes);
+}
+
+/* Map @len bytes of zeroes at @addr: the shared zero page for a read. */
+static int map_zero(struct uswap_pager *p, void *addr, size_t len, bool write)
+{
+	if (!write && !(p->cfg.flags & USWAP_PAGER_NO_ZEROPAGE))
+		return uffd_zeropage(p->uffd, addr, len);
+	return uffd_copy(p->uffd, addr, p->zero, len, false);
+}
+
 /* First touch: zeroes. A read maps the shared zero page (no memory until
  * written; the charge is taken all the same, since the write that follows
  * allocates without telling us). */
@@ -157,12 +179,18 @@ static void fault_zero(struct uswap_pager *p, struct pager_handler *h,
 	void *addr = folio_addr(r, idx);
 	int err;
 
-	ra_note(r, idx, w, n);
 	pager_charge(p, (1 + n) * p->nr);
-	if (!write && !(p->cfg.flags & USWAP_PAGER_NO_ZEROPAGE))
-		err = uffd_zeropage(p->uffd, addr, len);
-	else
-		err = uffd_copy(p->uffd, addr, p->zero, len, false);
+	err = map_zero(p, addr, len, write);
+	if (err && n) {
+		/* The window crossed into another VMA (-ENOENT: the program
+		 * split the region with mprotect or mmap(MAP_FIXED)), where
+		 * one ioctl cannot map: the faulting folio alone. */
+		unclaim_ahead(p, r, idx, 0, n, prev);
+		pager_uncharge(p, n * p->nr);
+		n = 0;
+		err = map_zero(p, addr, p->folio_bytes, write);
+	}
+	ra_note(r, idx, w, n);
 	pager_record_latency(h, pager_now_ns() - t0);
 	WARN_ONCE(err, "pager: zero fill at %p failed: %d", addr, err);
 	atomic_fetch_add_explicit(&p->cnt.zero_fills, 1 + n, memory_order_relaxed);
@@ -170,20 +198,6 @@ static void fault_zero(struct uswap_pager *p, struct pager_handler *h,
 	for (unsigned int i = 1; i <= n; i++)
 		folio_publish(&r->state[idx + i], PF_RESIDENT);
 	folio_publish(&r->state[idx], PF_RESIDENT | PF_REF);
-}
-
-/* Give back the claims on folios [idx + 1 + from, idx + 1 + n) ahead
- * that were not read. A thread that faulted there meanwhile left its
- * message to a handler that saw FAULTING and counted on our mapping: wake
- * it to fault again. */
-static void unclaim_ahead(struct uswap_pager *p, struct pager_region *r, size_t idx,
-			  unsigned int from, unsigned int n, const uint32_t *prev)
-{
-	for (unsigned int j = from; j < n; j++)
-		folio_publish(&r->state[idx + 1 + j], prev[j]);
-	if (from < n)
-		uffd_wake(p->uffd, folio_addr(r, idx + 1 + from),
-			  (size_t)(n - from) * p->folio_bytes);
 }
 
 /*
@@ -268,11 +282,20 @@ static void fault_swapin(struct uswap_pager *p, struct pager_handler *h,
 		ra_note(r, idx, 0, 0);
 		return;
 	}
-	ra_note(r, idx, w, n);
 	pager_charge(p, (1 + n) * p->nr);
 	for (unsigned int i = 0; keep && i <= n; i++)
 		r->hash[idx + i] = folio_hash(p, (char *)h->buf + (size_t)i * p->folio_bytes);
 	err = uffd_copy(p->uffd, addr, h->buf, (size_t)(1 + n) * p->folio_bytes, false);
+	if (err && n) {
+		/* Another VMA inside the window (as fault_zero()): the
+		 * folios ahead stay on swap, read for nothing. */
+		unclaim_ahead(p, r, idx, 0, n, prev);
+		pager_uncharge(p, n * p->nr);
+		n = 0;
+		cached = 0;
+		err = uffd_copy(p->uffd, addr, h->buf, p->folio_bytes, false);
+	}
+	ra_note(r, idx, w, n);
 	pager_record_latency(h, pager_now_ns() - t0);
 	WARN_ONCE(err, "pager: UFFDIO_COPY at %p failed: %d", addr, err);
 	atomic_fetch_add_explicit(&p->cnt.swapins, 1 + n, memory_order_relaxed);
