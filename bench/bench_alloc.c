@@ -42,7 +42,10 @@ static const char usage_text[] =
 "sampled during the run (peak) and at its end.\n"
 "\n"
 "Workload:\n"
-"  --threads N         worker threads (default 1)\n"
+"  --threads N|LIST    worker threads (default 1); a comma list (1,2,4,8)\n"
+"                      runs once per value, each on a fresh swap system,\n"
+"                      and prints a scaling table: pairs/s, ns per pair,\n"
+"                      speedup, shared locks and contended locks per 1k\n"
 "  --orders SPEC       order mix ORDER[:WEIGHT],...; orders 0..9, e.g.\n"
 "                      0:90,4:10 (default 0)\n"
 "  --pattern P         fifo    keep WINDOW live folios, free the oldest\n"
@@ -74,6 +77,11 @@ static const char usage_text[] =
 "  --json              print one JSON object on stdout (no progress line\n"
 "                      unless stderr is a terminal)\n"
 "  --check             run uswap_check() after freeing everything\n"
+"  --svg FILE.svg      draw the scaling (pairs/s and ns per pair against\n"
+"                      threads) with gnuplot; a note and no file without it\n"
+"  --baseline FILE     a JSON report of this command (one run, or a\n"
+"                      scaling's \"runs\") to compare with: its figures at\n"
+"                      the same thread counts, and the ratio; repeatable\n"
 "  -h, --help          show this help\n"
 "\n"
 "On -E2BIG a folio is split: 2^order order-0 slots are allocated instead\n"
@@ -88,7 +96,7 @@ static const char usage_text[] =
 enum {
 	OPT_THREADS = 256, OPT_ORDERS, OPT_DEVICES, OPT_PRIO, OPT_DEVICE_SIZE,
 	OPT_DURATION, OPT_OPS, OPT_WINDOW, OPT_PATTERN, OPT_QUOTA, OPT_CPUS,
-	OPT_PIN_CPU, OPT_JSON, OPT_SEED, OPT_CHECK,
+	OPT_PIN_CPU, OPT_JSON, OPT_SEED, OPT_CHECK, OPT_SVG, OPT_BASELINE,
 };
 
 static const struct option long_options[] = {
@@ -107,6 +115,8 @@ static const struct option long_options[] = {
 	{ "json",        no_argument,       NULL, OPT_JSON },
 	{ "seed",        required_argument, NULL, OPT_SEED },
 	{ "check",       no_argument,       NULL, OPT_CHECK },
+	{ "svg",         required_argument, NULL, OPT_SVG },
+	{ "baseline",    required_argument, NULL, OPT_BASELINE },
 	{ "help",        no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -136,6 +146,8 @@ static void opts_default(struct bench_alloc_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->threads = 1;
+	o->thread_list[0] = 1;
+	o->nr_points = 1;
 	o->order_weight[0] = 1;
 	o->devices = 4;
 	o->device_slots = (1ull << 30) / USWAP_PAGE_SIZE;
@@ -212,13 +224,28 @@ static int parse_device_size(const char *s, uint64_t *slots)
 	return 0;
 }
 
+/* --threads N or a comma list of them; the first is the single run's. */
+static int parse_thread_list(struct bench_alloc_opts *o, const char *arg)
+{
+	int v[BENCH_MAX_POINTS];
+	int n = cli_parse_int_list(arg, 1, MAX_THREADS, v, BENCH_MAX_POINTS);
+
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++)
+		o->thread_list[i] = (unsigned int)v[i];
+	o->nr_points = (unsigned int)n;
+	o->threads = o->thread_list[0];
+	return 0;
+}
+
 /* Apply one parsed option. Return: 0 or -EINVAL/-ERANGE. */
 static int apply_option(struct bench_alloc_opts *o, struct prio_arg *prio,
 			int opt, const char *arg)
 {
 	switch (opt) {
 	case OPT_THREADS:
-		return cli_parse_uint(arg, 1, MAX_THREADS, &o->threads);
+		return parse_thread_list(o, arg);
 	case OPT_ORDERS:
 		return parse_order_mix(arg, o->order_weight);
 	case OPT_DEVICES:
@@ -255,6 +282,14 @@ static int apply_option(struct bench_alloc_opts *o, struct prio_arg *prio,
 	case OPT_CHECK:
 		o->check = true;
 		return 0;
+	case OPT_SVG:
+		o->svg = arg;
+		return 0;
+	case OPT_BASELINE:
+		if (o->nr_baselines == BENCH_MAX_BASELINES)
+			return -ERANGE;
+		o->baseline[o->nr_baselines++] = arg;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -263,7 +298,8 @@ static int apply_option(struct bench_alloc_opts *o, struct prio_arg *prio,
 static const char *option_hint(int opt)
 {
 	switch (opt) {
-	case OPT_THREADS:     return "1..1024";
+	case OPT_THREADS:     return "1..1024, or a comma list of up to 32 of them";
+	case OPT_BASELINE:    return "at most 32 files";
 	case OPT_ORDERS:      return "ORDER[:WEIGHT],..., orders 0..9 once each, "
 				     "weights 1..1000000";
 	case OPT_DEVICES:     return "1..32";
@@ -318,6 +354,8 @@ static int parse_opts(int argc, char **argv, struct bench_alloc_opts *o)
 		return opt == CLI_OPT_HELP ? -1 : CLI_EXIT_USAGE;
 	if (optind < argc)
 		return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+	if (o->svg && cli_plot_name(CMD, "--svg", o->svg))
+		return CLI_EXIT_USAGE;
 	return finish_prio(o, &prio);
 }
 
@@ -704,6 +742,29 @@ static int drain_and_verify(const struct bench_run *r)
 	return rc;
 }
 
+int bench_alloc_measure(const struct bench_alloc_opts *o, struct bench_alloc_result *res)
+{
+	struct bench_run r = { .opts = o };
+	int rc;
+
+	rc = make_instance(o, &r.u, r.types);
+	if (rc)
+		return rc;
+	r.meta_static = metadata_sum(&r);
+	r.meta_peak = r.meta_static;
+	rc = run_workers(&r);
+	if (!rc)
+		rc = report_worker_errors(&r);
+	if (!rc)
+		rc = collect_result(&r, res);
+	if (!rc)
+		rc = drain_and_verify(&r);
+	workers_free(&r);
+	sync_fini(&r.sync);
+	uswap_destroy(r.u);
+	return rc;
+}
+
 static int bench_alloc(const struct bench_alloc_opts *o)
 {
 	struct bench_run r = { .opts = o };
@@ -741,5 +802,7 @@ int cmd_bench_alloc(int argc, char **argv)
 		return CLI_EXIT_OK;
 	if (rc)
 		return rc;
+	if (opts.nr_points > 1 || opts.svg || opts.nr_baselines)
+		return bench_alloc_scale(&opts);
 	return bench_alloc(&opts);
 }

@@ -32,9 +32,17 @@ enum bench_pattern {
 	BENCH_PATTERN_MAX
 };
 
+#define BENCH_MAX_POINTS    32 /* thread counts of one --threads LIST */
+#define BENCH_MAX_BASELINES 32 /* --baseline FILE given */
+
 /* The command line, validated. */
 struct bench_alloc_opts {
-	unsigned int threads;                      /* worker threads (=1) */
+	unsigned int threads;                      /* worker threads of this run (=1) */
+	unsigned int thread_list[BENCH_MAX_POINTS]; /* --threads LIST, in order */
+	unsigned int nr_points;                    /* values in the list (=1) */
+	const char *svg;                           /* --svg FILE, or NULL */
+	const char *baseline[BENCH_MAX_BASELINES]; /* --baseline FILEs */
+	unsigned int nr_baselines;
 	unsigned int order_weight[USWAP_NR_ORDERS]; /* 0 = unused (=0:1) */
 	unsigned int devices;                      /* (=4) */
 	int prio[USWAP_MAX_DEVICES];               /* per device (=-1) */
@@ -121,6 +129,37 @@ int cmd_bench_alloc(int argc, char **argv);
 int cmd_bench_lock(int argc, char **argv);
 const char *bench_pattern_name(enum bench_pattern p);
 
+/*
+ * bench_alloc_measure() - one run of @opts (@opts->threads workers) with
+ * nothing printed but errors: @res as the table reports it, every folio
+ * freed and each device checked empty afterwards.
+ * Return: 0, or CLI_EXIT_RUNTIME after saying why on stderr.
+ */
+int bench_alloc_measure(const struct bench_alloc_opts *opts,
+			struct bench_alloc_result *res);
+
+/* ------------------------------------------------------------------------
+ * bench_alloc_scale.c: --threads LIST, --svg and --baseline
+ * ---------------------------------------------------------------------- */
+
+/* One row of the scaling table, from one run or from a baseline file. */
+struct bench_alloc_point {
+	unsigned int threads;
+	double ops_per_sec;         /* pairs per second, all threads */
+	double ns_per_op;           /* per thread: elapsed * threads / pairs */
+	double shared_per_1k;       /* device + global lock acquisitions / 1k allocs */
+	double shared_contended_per_1k; /* of them, found held */
+	double cluster_contended_per_1k;
+};
+
+/*
+ * bench_alloc_scale() - a run per thread count of @opts->thread_list,
+ * each on a fresh instance, then the scaling table (or one JSON object
+ * with every run's full report), the --baseline comparison and the --svg
+ * chart. Return: the exit status (CLI_EXIT_*).
+ */
+int bench_alloc_scale(const struct bench_alloc_opts *opts);
+
 /* ------------------------------------------------------------------------
  * bench_alloc_worker.c: the worker threads
  * ---------------------------------------------------------------------- */
@@ -145,5 +184,14 @@ void bench_alloc_print_table(const struct bench_alloc_opts *opts,
 			     struct uswap *u);
 void bench_alloc_print_json(const struct bench_alloc_opts *opts,
 			    const struct bench_alloc_result *res);
+struct cli_json;
+/* The members of one run's JSON object (as --json prints), into @j's
+ * open object. */
+void bench_alloc_json_members(struct cli_json *j, const struct bench_alloc_opts *opts,
+			      const struct bench_alloc_result *res);
+/* The scaling table's row of one run. */
+void bench_alloc_point_of(const struct bench_alloc_opts *opts,
+			  const struct bench_alloc_result *res,
+			  struct bench_alloc_point *pt);
 
 #endif /* USWAP_TOOLS_BENCH_ALLOC_H */

@@ -363,6 +363,18 @@ static void json_config(struct cli_json *j, const struct bench_alloc_opts *opts,
 	cli_json_u64(j, "seed", opts->seed);
 }
 
+/* Contended acquisitions of the shared locks (device list + global), or
+ * of the cluster locks (@shared false), per 1000 allocations. */
+static double contended_per_1k(const struct bench_alloc_result *res, bool shared)
+{
+	const struct uswap_stats *d = &res->delta;
+	uint64_t n = shared ? d->locks[USWAP_LOCK_DEVICE].contended +
+			      d->locks[USWAP_LOCK_GLOBAL].contended :
+			      d->locks[USWAP_LOCK_CLUSTER].contended;
+
+	return 1000.0 * ratio((double)n, (double)res->counts.allocs);
+}
+
 static void json_metrics(struct cli_json *j, const struct bench_alloc_opts *opts,
 			 const struct bench_alloc_result *res, const struct metrics *m)
 {
@@ -377,7 +389,9 @@ static void json_metrics(struct cli_json *j, const struct bench_alloc_opts *opts
 		cli_json_u64(j, "balance_inuse_min", m->balance_min);
 	}
 	cli_json_double(j, "shared_lock_acq_per_1k", m->shared_per_1k);
+	cli_json_double(j, "shared_contended_per_1k", contended_per_1k(res, true));
 	cli_json_double(j, "cluster_lock_acq_per_1k", m->lock_per_1k[USWAP_LOCK_CLUSTER]);
+	cli_json_double(j, "cluster_contended_per_1k", contended_per_1k(res, false));
 	cli_json_double(j, "metadata_bytes_per_slot", m->metadata_per_slot);
 	cli_json_double(j, "metadata_static_bytes_per_slot", m->metadata_static_per_slot);
 	cli_json_double(j, "metadata_peak_bytes_per_slot", m->metadata_peak_per_slot);
@@ -448,11 +462,36 @@ void bench_alloc_print_json(const struct bench_alloc_opts *opts,
 	compute_metrics(opts, res, &m);
 	cli_json_init(&j, stdout);
 	cli_json_object_open(&j, NULL, false);
-	json_config(&j, opts, res);
-	json_metrics(&j, opts, res, &m);
-	json_counts(&j, res);
-	json_devices(&j, res);
+	bench_alloc_json_members(&j, opts, res);
 	cli_json_object_close(&j);
 	cli_json_finish(&j);
 	cross_check(res, &m);
+}
+
+void bench_alloc_json_members(struct cli_json *j, const struct bench_alloc_opts *opts,
+			      const struct bench_alloc_result *res)
+{
+	struct metrics m;
+
+	compute_metrics(opts, res, &m);
+	json_config(j, opts, res);
+	json_metrics(j, opts, res, &m);
+	json_counts(j, res);
+	json_devices(j, res);
+}
+
+void bench_alloc_point_of(const struct bench_alloc_opts *opts,
+			  const struct bench_alloc_result *res,
+			  struct bench_alloc_point *pt)
+{
+	struct metrics m;
+
+	compute_metrics(opts, res, &m);
+	cross_check(res, &m);
+	pt->threads = opts->threads;
+	pt->ops_per_sec = m.ops_per_sec;
+	pt->ns_per_op = m.ns_per_op;
+	pt->shared_per_1k = m.shared_per_1k;
+	pt->shared_contended_per_1k = contended_per_1k(res, true);
+	pt->cluster_contended_per_1k = contended_per_1k(res, false);
 }

@@ -34,7 +34,8 @@
 # temporary directory, so nothing outside it is written and /var needs no
 # root. That directory is the examples' working directory, with
 # placeholders for the files they assume: big.txt (text for sort),
-# job.py (python touching 64 MiB), ./my-program (runs sort), and
+# job.py (python touching 64 MiB), ./my-program (runs sort),
+# bench/anchors/ (the source tree's, which bench alloc --baseline reads), and
 # tmp/swap.img and var/swap.img (64 MiB mkswap'd files, as the swapon
 # examples make them; the run example with file:/tmp/swap.img precedes
 # the one that makes it).
@@ -149,6 +150,7 @@ have mkswap && mkswap=mkswap
 
 # The placeholders (see the header).
 cd "$work" || exit 1
+mkdir -p bench && cp -r "$src/bench/anchors" bench/
 awk 'BEGIN { srand(1); for (i = 0; i < 50000; i++) print int(rand() * 1e9), "line", i }' > big.txt
 printf '%s\n' 'data = bytearray(64 << 20)' 'for i in range(0, len(data), 4096):' \
 	'    data[i] = 1' 'print(sum(data[::4096]))' > job.py

@@ -58,6 +58,8 @@ check bench_io benchmark machine -- \
 	"$uswap" bench io --device ram:16M --size 4M --repeat 1 --json
 check bench_alloc threads orders devices -- \
 	"$uswap" bench alloc --duration 0.2 --device-size 64M --json
+check bench_alloc_scale threads runs -- \
+	"$uswap" bench alloc --threads 1,2 --duration 0.2 --device-size 64M --json
 check bench_fault order device folios -- "$uswap" bench fault -s 8M --json
 check bench_uffd order touches thread_blocking process_spinning -- \
 	"$uswap" bench uffd --folios 64 --repeat 1 --json

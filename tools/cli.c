@@ -331,3 +331,18 @@ uint64_t cli_now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+/* Plots are SVG only (cli.h). */
+int cli_plot_name(const char *cmd, const char *opt, const char *path)
+{
+	const char *base = strrchr(path, '/'), *ext;
+
+	if (!*path || !strcmp(path, "--"))
+		return cli_usage_error(cmd, "%s needs a FILE.svg", opt);
+	/* A name without an extension (a FIFO, /dev/stdout) is taken. */
+	ext = strrchr(base ? base + 1 : path, '.');
+	if (ext && ext != (base ? base + 1 : path) && strcasecmp(ext, ".svg"))
+		return cli_usage_error(cmd, "%s %s: plots are drawn as SVG only; name the file "
+				       "FILE.svg", opt, path);
+	return 0;
+}

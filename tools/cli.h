@@ -79,6 +79,13 @@ int cli_next_option(const char *cmd, int argc, char **argv, const char *shortopt
 /* The long name of option @val in @opts (for messages), or "?". */
 const char *cli_option_name(const struct option *opts, int val);
 
+/* cli_plot_name() - whether @path, given to option @opt, may receive an
+ * SVG: its extension is ".svg" (any case) or it has none (a FIFO,
+ * /dev/stdout). Plots are drawn in SVG only, and a file named .png must
+ * not receive one. Return: 0, or CLI_EXIT_USAGE after saying so (as
+ * @cmd). In cli.c: uswap-bench checks --svg with it too. */
+int cli_plot_name(const char *cmd, const char *opt, const char *path);
+
 /*
  * cli_check_spec() - a device spec given as option @opt, checked without
  * opening anything (uswap_spec_parse()): a malformed one is a usage
@@ -198,13 +205,6 @@ struct cli_plot {
 	unsigned int nr_devices;
 	char names[CLI_PLOT_MAX_DEVICES][64];
 };
-
-/* cli_plot_name() - whether @path, given to option @opt, may receive an
- * SVG: its extension is ".svg" (any case) or it has none (a FIFO,
- * /dev/stdout). Plots are drawn in SVG only, and a file named .png must
- * not receive one. Return: 0, or CLI_EXIT_USAGE after saying so (as
- * @cmd). */
-int cli_plot_name(const char *cmd, const char *opt, const char *path);
 
 /* cli_plot_open() - check that @path for --plot is an SVG name
  * (cli_plot_name()) that can be created, and create it; *@made says

@@ -16,20 +16,6 @@
 #include "cli.h"
 #include "lab/lab_internal.h"
 
-int cli_plot_name(const char *cmd, const char *opt, const char *path)
-{
-	const char *base = strrchr(path, '/'), *ext;
-
-	if (!*path || !strcmp(path, "--"))
-		return cli_usage_error(cmd, "%s needs a FILE.svg", opt);
-	/* A name without an extension (a FIFO, /dev/stdout) is taken. */
-	ext = strrchr(base ? base + 1 : path, '.');
-	if (ext && ext != (base ? base + 1 : path) && strcasecmp(ext, ".svg"))
-		return cli_usage_error(cmd, "%s %s: plots are drawn as SVG only; name the file "
-				       "FILE.svg", opt, path);
-	return 0;
-}
-
 int cli_plot_open(const char *cmd, const char *path, bool *made)
 {
 	int fd, rc = cli_plot_name(cmd, "--plot", path);
