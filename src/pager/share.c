@@ -116,6 +116,8 @@ static int record(struct uswap_pager_share *s, struct pager_region *r, size_t id
 	f = &s->f[s->n];
 	f->addr = folio_addr(r, idx);
 	f->whole = st & PF_WHOLE;
+	atomic_init(&f->served, false);
+	f->copied = false;
 	for (unsigned int i = 0; i < s->nr; i++)
 		f->slot[i] = atomic_load_explicit(&r->slot[idx * s->nr + i], memory_order_relaxed);
 	if (dup_folio(s->u, f->slot, s->nr))
