@@ -52,5 +52,9 @@ expect zram: run --device z
 expect replay lab re
 expect rework-swap-allocator-locks lab run rework
 expect --svg lab run rework-swap-allocator-locks --sv
+expect sweep lab sw
+expect improve-cluster-scan-strategy lab sweep improve
+expect --seeds lab sweep improve-cluster-scan-strategy --see
+expect --baseline bench alloc --base
 expect sort run --limit 64M -- sor
 echo "ok: commands, options, benchmarks, device specs, experiments and CMD complete"

@@ -80,6 +80,7 @@ static const char list_usage_text[] =
 static const char lab_usage_text[] =
 "Usage: uswap lab list [--json] | uswap lab costs [--json]\n"
 "       uswap lab run NAME [OPTIONS]\n"
+"       uswap lab sweep NAME [OPTIONS]\n"
 "       uswap lab replay FILE --arm POLICY --arm POLICY [OPTIONS]\n"
 "\n"
 "The lab: each seed thread's before/after replayed on libuswap as policy\n"
@@ -87,6 +88,9 @@ static const char lab_usage_text[] =
 "\n"
 "  list        the experiments\n"
 "  run NAME    run one; 'uswap lab run --help' for its options\n"
+"  sweep NAME  run one over a grid of vCPUs, scales and workload seeds:\n"
+"              where the seed's direction holds and where it flips;\n"
+"              'uswap lab sweep --help'\n"
 "  replay FILE replay a recorded trace of swap operations under two or\n"
 "              more policies; 'uswap lab replay --help'\n"
 "  costs       the virtual-time cost table's keys and defaults\n";
@@ -452,7 +456,7 @@ static const char *do_svg(const char *cmd, const struct lab_result *res, const c
 }
 
 /* What lab_run() checks of each workload (src/lab/workload_*.c). */
-static const char *workload_rules(enum lab_workload_kind kind)
+const char *lab_cmd_workload_rules(enum lab_workload_kind kind)
 {
 	switch (kind) {
 	case LAB_WL_USEMEM:
@@ -559,7 +563,7 @@ static int run_experiment(const struct lab_experiment *base, struct run_opts *o)
 		if (err == -EINVAL)
 			return cli_usage_error(CMD, "%s: the workload's parameters do not fit "
 					       "this run: %s", exp.name,
-					       workload_rules(exp.workload.kind));
+					       lab_cmd_workload_rules(exp.workload.kind));
 		return cli_runtime_error(CMD, "%s: %s", exp.name, cli_errno_name(err));
 	}
 	err = lab_cmd_report(CMD, &res, o);
@@ -605,7 +609,7 @@ static int cmd_lab_run(int argc, char **argv)
 int cmd_lab(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage_error("lab", "missing 'list', 'run', 'replay' or 'costs'");
+		return cli_usage_error("lab", "missing 'list', 'run', 'sweep', 'replay' or 'costs'");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(lab_usage_text, stdout);
 		return CLI_EXIT_OK;
@@ -614,10 +618,12 @@ int cmd_lab(int argc, char **argv)
 		return cmd_lab_list(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "run"))
 		return cmd_lab_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "sweep"))
+		return cmd_lab_sweep(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "replay"))
 		return cmd_lab_replay(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "costs"))
 		return cmd_lab_costs(argc - 1, argv + 1);
-	return cli_usage_error("lab", "unknown subcommand '%s' (list, run, replay, costs)",
+	return cli_usage_error("lab", "unknown subcommand '%s' (list, run, sweep, replay, costs)",
 			       argv[1]);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lab_cmd.h - `uswap lab`: the seed experiments of src/lab/ (lab.c) and
- * the replay of recorded traces (lab_replay.c).
+ * lab_cmd.h - `uswap lab`: the seed experiments of src/lab/ (lab.c), their
+ * sweep over machine and workload sizes (lab_sweep.c) and the replay of
+ * recorded traces (lab_replay.c).
  */
 #ifndef USWAP_TOOLS_LAB_CMD_H
 #define USWAP_TOOLS_LAB_CMD_H
@@ -59,6 +60,14 @@ enum {
  * SVG was asked for and could not be written).
  */
 int lab_cmd_report(const char *cmd, const struct lab_result *res, const struct run_opts *o);
+
+/* What lab_run() checks of each workload (src/lab/workload_*.c), for the
+ * usage error of a workload that does not fit a run (lab.c). */
+const char *lab_cmd_workload_rules(enum lab_workload_kind kind);
+
+/* `uswap lab sweep NAME [OPTIONS]` (lab_sweep.c): one experiment over a
+ * grid of vCPUs, scales and workload seeds. */
+int cmd_lab_sweep(int argc, char **argv);
 
 /* `uswap lab replay FILE --arm POLICY --arm POLICY ...` (lab_replay.c). */
 int cmd_lab_replay(int argc, char **argv);
