@@ -6,7 +6,9 @@
 # deltas are those of `uswap lab run` with the same vCPUs, scale and seed
 # (the sweep passes each one on); the median and the verdict follow from
 # the seeds' agreement; the table; the heat map (gnuplot, a note without
-# it); bad input: exit 2 with the reason.
+# it); bad input: exit 2 with the reason. And the cost profiles (item
+# 1): `lab costs --profile 16-cores` has the 16-core machine's lock, line
+# and hand-over; --cost applies over --cost-profile in either order.
 #
 # Usage: lab_sweep.sh USWAP
 # shellcheck disable=SC2086 # $grid: options, split
@@ -72,6 +74,21 @@ else
 	echo "# no gnuplot: no heat map drawn"
 fi
 
+# Cost profiles.
+"$uswap" lab costs --profile 16-cores --json > "$dir/c16.json" || fail "lab costs --profile"
+python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+assert (c["lock"], c["line"], c["handover_lines"], c["page_out"]) == (10.9, 70.5, 4.3, 7500), c
+' "$dir/c16.json" || fail "the 16-core profile: $(cat "$dir/c16.json")"
+for order in "--cost page_out=0 --cost-profile 16-cores" "--cost-profile 16-cores --cost page_out=0"; do
+	"$uswap" lab run $exp --vcpus 4 --scale 0.05 $order --json 2> /dev/null |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["cost"])'
+done > "$dir/costs.txt" || fail "lab run --cost-profile"
+if [ "$(sort -u "$dir/costs.txt" | wc -l)" != 1 ] ||
+	! grep -q "^lock=10.9,line=70.5,.*page_out=0," "$dir/costs.txt"; then
+	fail "--cost over --cost-profile depends on the order: $(cat "$dir/costs.txt")"
+fi
+
 bad() {
 	want=$1
 	shift
@@ -89,6 +106,10 @@ bad "^uswap lab sweep: --scale: expected" "$uswap" lab sweep $exp --scale 1,,2
 bad "^uswap lab sweep: --seeds: expected" "$uswap" lab sweep $exp --seeds x
 bad "SVG only" "$uswap" lab sweep $exp --svg "$dir/h.png"
 bad "bad item" "$uswap" lab sweep $exp --cost nope=1
+bad "unknown profile 'x'" "$uswap" lab sweep $exp --cost-profile x
+bad "unknown profile 'x'" "$uswap" lab run $exp --cost-profile x
+bad "unknown profile 'x'" "$uswap" lab costs --profile x
+bad "mean nothing with --wall-clock" "$uswap" lab run $exp --wall-clock --cost-profile 16-cores
 bad "the workload's parameters do not fit" "$uswap" lab sweep $exp --vcpus 4 --scale 0.05 \
 	--seeds 1 --workload job_min=5,job_max=2
 echo "lab sweep: ok"

@@ -55,6 +55,8 @@ static const char run_usage_text[] =
 "                    the keys of each workload; devices=N for all)\n"
 "  --cost KEY=NS,... change the virtual-time cost table (ns per step;\n"
 "                    'uswap lab costs' lists the keys and defaults)\n"
+"  --cost-profile P  the cost table measured on another machine:\n"
+"                    2-vcpu (default) or 16-cores; --cost applies on top\n"
 "  --wall-clock      the old mode: the vCPUs on real threads in real\n"
 "                    time; times and contention are then this host's\n"
 "                    two-core figures, not the seed machine's\n"
@@ -169,22 +171,29 @@ static void cost_row(const char *key, const char *desc, double v, void *ctx)
 static int cmd_lab_costs(int argc, char **argv)
 {
 	struct lab_cost c;
+	const char *profile = "2-vcpu";
 	bool json = false;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = true;
+		else if (!strcmp(argv[i], "--profile") && i + 1 < argc)
+			profile = argv[++i];
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs("Usage: uswap lab costs [--json]\n\nThe virtual-time cost "
-			      "table: each key, its default (ns, but handover_lines,\n"
-			      "pool_lines and jitter) and what it is; 'uswap lab run --cost "
-			      "KEY=NS,...'\nchanges them (docs/lab.md says where each "
-			      "default comes from).\n", stdout);
+			fputs("Usage: uswap lab costs [--profile NAME] [--json]\n\nThe "
+			      "virtual-time cost table: each key, its default (ns, but\n"
+			      "handover_lines, pool_lines and jitter) and what it is; 'uswap "
+			      "lab run --cost\nKEY=NS,...' changes them (docs/lab.md says "
+			      "where each default comes from).\n--profile NAME: the table "
+			      "measured on another machine, 2-vcpu (default)\nor 16-cores "
+			      "(as 'uswap lab run --cost-profile NAME').\n", stdout);
 			return CLI_EXIT_OK;
 		} else
 			return cli_usage_error("lab costs", "unknown argument '%s'", argv[i]);
 	}
-	lab_cost_default(&c);
+	if (lab_cost_profile(profile, &c))
+		return cli_usage_error("lab costs", "--profile: unknown profile '%s' (%s)",
+				       profile, lab_cost_profile_names());
 	if (json) {
 		struct cli_json j;
 
@@ -195,7 +204,7 @@ static int cmd_lab_costs(int argc, char **argv)
 		cli_json_finish(&j);
 		return CLI_EXIT_OK;
 	}
-	printf("%-16s %8s  %s\n", "KEY", "DEFAULT", "WHAT");
+	printf("%-16s %8s  %s\n", "KEY", strcmp(profile, "2-vcpu") ? "VALUE" : "DEFAULT", "WHAT");
 	lab_cost_each(cost_row, &c, NULL);
 	return CLI_EXIT_OK;
 }
@@ -211,6 +220,30 @@ static int parse_scale(const char *s, double *scale)
 	if (!err && *scale > 100)
 		return -ERANGE;
 	return err;
+}
+
+int lab_cmd_cost_option(const char *cmd, const char *profile, const char *cost_arg,
+			struct lab_cost *c, const char **args, unsigned int *nr,
+			unsigned int cap)
+{
+	char bad[64] = "";
+
+	if (profile) {
+		if (lab_cost_profile(profile, c))
+			return cli_usage_error(cmd, "--cost-profile: unknown profile '%s' (%s)",
+					       profile, lab_cost_profile_names());
+		for (unsigned int i = 0; i < *nr; i++) /* checked when given */
+			lab_cost_parse(args[i], c);
+		return 0;
+	}
+	if (*nr == cap)
+		return cli_usage_error(cmd, "--cost: more than %u times", cap);
+	if (lab_cost_parse_why(cost_arg, c, bad, sizeof(bad)))
+		return cli_usage_error(cmd, "--cost: bad item '%s' in '%s': expected "
+				       "KEY=VALUE,... with keys from 'uswap lab costs', "
+				       "0 <= VALUE <= 1e9 (jitter 0..1)", bad, cost_arg);
+	args[(*nr)++] = cost_arg;
+	return 0;
 }
 
 int lab_cmd_option(const char *cmd, int opt, const char *arg, struct run_opts *o)
@@ -261,16 +294,12 @@ int lab_cmd_option(const char *cmd, int opt, const char *arg, struct run_opts *o
 	case LAB_OPT_JSON:
 		o->json = true;
 		return 0;
-	case LAB_OPT_COST: {
-		char bad[64] = "";
-
-		if (lab_cost_parse_why(arg, &o->lab.cost, bad, sizeof(bad)))
-			return cli_usage_error(cmd, "--cost: bad item '%s' in '%s': expected "
-					       "KEY=VALUE,... with keys from 'uswap lab costs', "
-					       "0 <= VALUE <= 1e9 (jitter 0..1)", bad, arg);
+	case LAB_OPT_COST:
+	case LAB_OPT_COST_PROFILE:
 		o->cost_set = true;
-		return 0;
-	}
+		return lab_cmd_cost_option(cmd, opt == LAB_OPT_COST_PROFILE ? arg : NULL,
+					   opt == LAB_OPT_COST ? arg : NULL, &o->lab.cost,
+					   o->cost_args, &o->nr_cost_args, 16);
 	case LAB_OPT_WALL:
 		o->lab.wall_clock = true;
 		return 0;
@@ -547,8 +576,8 @@ static int run_experiment(const struct lab_experiment *base, struct run_opts *o)
 		return cli_usage_error(CMD, "--threads %u is more than --vcpus %u",
 				       o->lab.vcpu.nr_threads, o->lab.vcpu.nr_vcpus);
 	if (o->lab.wall_clock && o->cost_set)
-		return cli_usage_error(CMD, "--cost is the virtual-time model's: it means "
-				       "nothing with --wall-clock");
+		return cli_usage_error(CMD, "--cost and --cost-profile are the virtual-time "
+				       "model's: they mean nothing with --wall-clock");
 	o->lab.progress = stderr;
 	err = open_trace_out(CMD, o, exp.name);
 	if (err)

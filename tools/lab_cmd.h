@@ -25,7 +25,9 @@ struct run_opts {
 	bool vcpus_set;             /* --vcpus given: not the seed machine's */
 	const char *trace_out;      /* --trace-out FILE, or NULL */
 	char trace_part[4096];      /* FILE.part, written until the run ends */
-	bool cost_set;              /* --cost given */
+	bool cost_set;              /* --cost or --cost-profile given */
+	const char *cost_args[16];  /* every --cost, re-applied over a profile */
+	unsigned int nr_cost_args;
 };
 
 /*
@@ -40,7 +42,7 @@ enum {
 	LAB_OPT_VCPUS = 256, LAB_OPT_THREADS, LAB_OPT_SLICE, LAB_OPT_SCALE,
 	LAB_OPT_SEED, LAB_OPT_BEFORE, LAB_OPT_AFTER, LAB_OPT_SVG, LAB_OPT_JSON,
 	LAB_OPT_WORKLOAD, LAB_OPT_COST, LAB_OPT_WALL, LAB_OPT_TRACE_OUT,
-	LAB_OPT_ARM, LAB_OPT_DEVICES, LAB_OPT_FILL,
+	LAB_OPT_ARM, LAB_OPT_DEVICES, LAB_OPT_FILL, LAB_OPT_COST_PROFILE,
 };
 
 /* The getopt_long() entries of the options both commands take, for the
@@ -49,6 +51,7 @@ enum {
 	{ "vcpus", required_argument, NULL, LAB_OPT_VCPUS }, \
 	{ "seed",  required_argument, NULL, LAB_OPT_SEED }, \
 	{ "cost",  required_argument, NULL, LAB_OPT_COST }, \
+	{ "cost-profile", required_argument, NULL, LAB_OPT_COST_PROFILE }, \
 	{ "svg",   required_argument, NULL, LAB_OPT_SVG }, \
 	{ "plot",  required_argument, NULL, LAB_OPT_SVG }, /* run's and stress's name */ \
 	{ "json",  no_argument,       NULL, LAB_OPT_JSON }, \
@@ -60,6 +63,16 @@ enum {
  * SVG was asked for and could not be written).
  */
 int lab_cmd_report(const char *cmd, const struct lab_result *res, const struct run_opts *o);
+
+/*
+ * lab_cmd_cost_option() - --cost-profile NAME (@profile) or --cost
+ * KEY=NS,... (@cost_arg) into @c, in any order: a profile replaces the
+ * table and every --cost given so far (@args, @nr: they are kept there)
+ * is applied again over it. Return: 0, or the usage error's exit status.
+ */
+int lab_cmd_cost_option(const char *cmd, const char *profile, const char *cost_arg,
+			struct lab_cost *c, const char **args, unsigned int *nr,
+			unsigned int cap);
 
 /* What lab_run() checks of each workload (src/lab/workload_*.c), for the
  * usage error of a workload that does not fit a run (lab.c). */

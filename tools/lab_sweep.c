@@ -48,6 +48,8 @@ static const char sweep_usage_text[] =
 "  --workload PARAMS change the workload: key=value,... (docs/lab.md)\n"
 "  --cost KEY=NS,... change the virtual-time cost table ('uswap lab\n"
 "                    costs')\n"
+"  --cost-profile P  the cost table of another machine: 2-vcpu (default)\n"
+"                    or 16-cores; --cost applies on top\n"
 "  --svg FILE.svg    draw each metric's grid as a heat map (the share of\n"
 "                    seeds that agree) with gnuplot; a note without it\n"
 "  --json            one JSON object on stdout: experiment, vcpus, scale,\n"
@@ -61,7 +63,10 @@ static const char sweep_usage_text[] =
 "Exit status: 0 success (whatever the verdicts), 1 runtime error, 2 usage\n"
 "error.\n";
 
-enum { OPT_VCPUS = 300, OPT_SCALE, OPT_SEEDS, OPT_WORKLOAD, OPT_COST, OPT_SVG, OPT_JSON };
+enum {
+	OPT_VCPUS = 300, OPT_SCALE, OPT_SEEDS, OPT_WORKLOAD, OPT_COST, OPT_COST_PROFILE,
+	OPT_SVG, OPT_JSON,
+};
 
 static const struct option sweep_options[] = {
 	{ "vcpus",    required_argument, NULL, OPT_VCPUS },
@@ -69,6 +74,7 @@ static const struct option sweep_options[] = {
 	{ "seeds",    required_argument, NULL, OPT_SEEDS },
 	{ "workload", required_argument, NULL, OPT_WORKLOAD },
 	{ "cost",     required_argument, NULL, OPT_COST },
+	{ "cost-profile", required_argument, NULL, OPT_COST_PROFILE },
 	{ "svg",      required_argument, NULL, OPT_SVG },
 	{ "json",     no_argument,       NULL, OPT_JSON },
 	{ "help",     no_argument,       NULL, 'h' },
@@ -83,6 +89,8 @@ struct sweep_opts {
 	unsigned int nr_seeds;
 	const char *workload, *svg;
 	struct lab_cost cost;
+	const char *cost_args[16]; /* every --cost, re-applied over a profile */
+	unsigned int nr_cost_args;
 	bool json;
 };
 
@@ -164,7 +172,6 @@ static int set_axis(const char *opt, const char *arg, bool (*ok)(double), const 
 static int apply_option(struct sweep_opts *o, int opt, const char *arg)
 {
 	double v[MAX_AXIS > MAX_SEEDS ? MAX_AXIS : MAX_SEEDS];
-	char bad[64] = "";
 	int err;
 
 	switch (opt) {
@@ -186,11 +193,10 @@ static int apply_option(struct sweep_opts *o, int opt, const char *arg)
 		o->workload = arg;
 		return 0;
 	case OPT_COST:
-		if (lab_cost_parse_why(arg, &o->cost, bad, sizeof(bad)))
-			return cli_usage_error(CMD, "--cost: bad item '%s' in '%s': expected "
-					       "KEY=VALUE,... with keys from 'uswap lab costs'",
-					       bad, arg);
-		return 0;
+	case OPT_COST_PROFILE:
+		return lab_cmd_cost_option(CMD, opt == OPT_COST_PROFILE ? arg : NULL,
+					   opt == OPT_COST ? arg : NULL, &o->cost, o->cost_args,
+					   &o->nr_cost_args, 16);
 	case OPT_SVG:
 		if (cli_plot_name(CMD, "--svg", arg))
 			return CLI_EXIT_USAGE;

@@ -103,6 +103,15 @@ struct lab_cost {
 
 void lab_cost_default(struct lab_cost *c);
 /*
+ * lab_cost_profile() - the cost table measured on one machine: "2-vcpu"
+ * (this project's development machine, lab_cost_default()) or "16-cores"
+ * (../shared/calibration/16-cores: its lock, line and hand-over costs).
+ * Return: 0; -EINVAL (no such profile; @c unchanged).
+ */
+int lab_cost_profile(const char *name, struct lab_cost *c);
+/* The profiles' names, for a usage message. */
+const char *lab_cost_profile_names(void);
+/*
  * lab_cost_parse() - change @c from "key=value,..." (the field names of
  * struct lab_cost, values in ns, 0..1e9).
  * Return: 0; -EINVAL (unknown key, bad number; @c may be partly changed).
