@@ -12,6 +12,7 @@
 #include "bench_usemem.h"
 #include "cli.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -50,8 +51,18 @@ int main(int argc, char **argv)
 		usage();
 		return CLI_EXIT_OK;
 	}
-	for (const struct benchmark *b = benchmarks; b->name; b++)
-		if (!strcmp(b->name, argv[1]))
-			return b->fn(argc - 1, argv + 1);
+	for (const struct benchmark *b = benchmarks; b->name; b++) {
+		int rc;
+
+		if (strcmp(b->name, argv[1]))
+			continue;
+		rc = b->fn(argc - 1, argv + 1);
+		/* A report that did not reach its reader is a failure, as
+		 * in uswap itself (`uswap bench alloc > /dev/full`). */
+		if ((fflush(stdout) || ferror(stdout)) && rc == CLI_EXIT_OK)
+			return cli_runtime_error("bench", "standard output: %s",
+						 strerror(errno ? errno : EIO));
+		return rc;
+	}
 	return cli_usage_error("bench", "unknown benchmark '%s'", argv[1]);
 }

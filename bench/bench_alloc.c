@@ -22,7 +22,6 @@
 
 #define CMD "bench alloc"
 
-#define MAX_THREADS     1024
 #define MAX_WINDOW      (1u << 24)
 #define MAX_WEIGHT      1000000u
 #define MAX_DURATION_S  1e6
@@ -228,7 +227,7 @@ static int parse_device_size(const char *s, uint64_t *slots)
 static int parse_thread_list(struct bench_alloc_opts *o, const char *arg)
 {
 	int v[BENCH_MAX_POINTS];
-	int n = cli_parse_int_list(arg, 1, MAX_THREADS, v, BENCH_MAX_POINTS);
+	int n = cli_parse_int_list(arg, 1, BENCH_MAX_THREADS, v, BENCH_MAX_POINTS);
 
 	if (n < 0)
 		return n;

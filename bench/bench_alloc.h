@@ -32,6 +32,7 @@ enum bench_pattern {
 	BENCH_PATTERN_MAX
 };
 
+#define BENCH_MAX_THREADS 1024 /* --threads */
 #define BENCH_MAX_POINTS    32 /* thread counts of one --threads LIST */
 #define BENCH_MAX_BASELINES 32 /* --baseline FILE given */
 

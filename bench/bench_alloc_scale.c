@@ -18,15 +18,19 @@
 #include "lab/lab_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
 #define CMD "bench alloc"
 #define MAX_BASE_POINTS 256
+#define MAX_BASELINE_BYTES (16 << 20) /* a run's report is under 8 KiB */
 
 struct scale {
 	const struct bench_alloc_opts *opts;
@@ -89,7 +93,7 @@ static void check_same_workload(const struct scale *s, struct json_object *o,
 	if (!isnan(window) && window != opts->window)
 		fprintf(stderr, "uswap " CMD ": --baseline %s: window %g, this run %u\n",
 			file, window, opts->window);
-	if (json_object_object_get_ex(o, "pattern", &p) &&
+	if (json_object_object_get_ex(o, "pattern", &p) && json_object_is_type(p, json_type_string) &&
 	    strcmp(json_object_get_string(p), bench_pattern_name(opts->pattern)))
 		fprintf(stderr, "uswap " CMD ": --baseline %s: pattern %s, this run %s\n",
 			file, json_object_get_string(p), bench_pattern_name(opts->pattern));
@@ -102,9 +106,18 @@ static int add_base(struct scale *s, struct json_object *o, const char *file, bo
 	struct bench_alloc_point *b;
 	double threads = num(o, "threads");
 
-	if (!(threads >= 1) || isnan(num(o, "ops_per_sec")))
+	struct json_object *p;
+	double ops = num(o, "ops_per_sec");
+
+	if (isnan(threads) || isnan(ops) ||
+	    (json_object_object_get_ex(o, "pattern", &p) && !json_object_is_type(p, json_type_string)))
 		return cli_usage_error(CMD, "--baseline %s: not a report of uswap bench alloc "
 				       "--json (no threads or ops_per_sec)", file);
+	if (!(threads >= 1 && threads <= BENCH_MAX_THREADS) || threads != floor(threads) ||
+	    !(ops > 0) || isinf(ops))
+		return cli_usage_error(CMD, "--baseline %s: threads %g, ops_per_sec %g: expected "
+				       "a whole number of threads from 1 to %d and pairs per "
+				       "second above 0", file, threads, ops, BENCH_MAX_THREADS);
 	if (s->nr_base == MAX_BASE_POINTS)
 		return cli_usage_error(CMD, "--baseline: more than %d runs", MAX_BASE_POINTS);
 	if (first)
@@ -119,11 +132,33 @@ static int add_base(struct scale *s, struct json_object *o, const char *file, bo
 	return 0;
 }
 
+/* A report is a regular file of modest size: not a FIFO that never
+ * ends, not /dev/zero. */
+static int check_baseline_file(const char *file)
+{
+	struct stat st;
+
+	if (stat(file, &st))
+		return cli_usage_error(CMD, "--baseline %s: %s", file, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return cli_usage_error(CMD, "--baseline %s: not a regular file", file);
+	if (st.st_size > MAX_BASELINE_BYTES)
+		return cli_usage_error(CMD, "--baseline %s: %lld bytes, more than a report of "
+				       "%d runs can be", file, (long long)st.st_size,
+				       MAX_BASE_POINTS);
+	if (st.st_size == 0)
+		return cli_usage_error(CMD, "--baseline %s: empty", file);
+	return 0;
+}
+
 static int load_baseline(struct scale *s, const char *file)
 {
-	struct json_object *doc = json_object_from_file(file), *runs;
-	int rc = 0;
+	struct json_object *doc, *runs;
+	int rc = check_baseline_file(file);
 
+	if (rc)
+		return rc;
+	doc = json_object_from_file(file);
 	if (!doc) {
 		const char *why = json_util_get_last_err();
 
@@ -134,6 +169,8 @@ static int load_baseline(struct scale *s, const char *file)
 	}
 	if (json_object_object_get_ex(doc, "runs", &runs) &&
 	    json_object_is_type(runs, json_type_array)) {
+		if (!json_object_array_length(runs))
+			rc = cli_usage_error(CMD, "--baseline %s: \"runs\" is empty", file);
 		for (size_t i = 0; !rc && i < json_object_array_length(runs); i++)
 			rc = add_base(s, json_object_array_get_idx(runs, i), file, i == 0);
 	} else {
@@ -174,8 +211,11 @@ static void print_table(const struct scale *s)
 		printf("%7u %11.2f %9.1f %8.2f %10.3g %13.3g %15.3g", p->threads,
 		       p->ops_per_sec / 1e6, p->ns_per_op, p->ops_per_sec / s->pt[0].ops_per_sec,
 		       p->shared_per_1k, p->shared_contended_per_1k, p->cluster_contended_per_1k);
-		if (b)
+		if (b && !isnan(b->ns_per_op))
 			printf(" %11.2f %9.1f %9.2fx", b->ops_per_sec / 1e6, b->ns_per_op,
+			       p->ops_per_sec / b->ops_per_sec);
+		else if (b)
+			printf(" %11.2f %9s %9.2fx", b->ops_per_sec / 1e6, "-",
 			       p->ops_per_sec / b->ops_per_sec);
 		else if (base)
 			printf(" %11s %9s %10s", "-", "-", "-");
@@ -251,6 +291,20 @@ static void svg_script(FILE *g, const char *data, const char *path, void *ctx)
 	fprintf(g, "\nunset multiplot\n");
 }
 
+/* Whether @path can be written, before minutes of runs: created if it
+ * is not there (a FIFO: no wait for a reader). Return: 0 or the usage
+ * error's status. */
+static int check_svg_dest(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+
+	if (fd < 0)
+		return cli_usage_error(CMD, "--svg %s: %s", path, errno == ENXIO ?
+				       "a FIFO that no process reads" : strerror(errno));
+	close(fd);
+	return 0;
+}
+
 static int draw_svg(const struct scale *s)
 {
 	int rc;
@@ -284,8 +338,9 @@ static int run_points(struct scale *s)
 		if (rc)
 			return rc;
 		bench_alloc_point_of(&one, &s->res[i], &s->pt[i]);
-		fprintf(stderr, "uswap " CMD ": %u of %u: %u threads, %.2f M pairs/s\n", i + 1,
-			o->nr_points, one.threads, s->pt[i].ops_per_sec / 1e6);
+		if (!o->json || isatty(STDERR_FILENO))
+			fprintf(stderr, "uswap " CMD ": %u of %u: %u threads, %.2f M pairs/s\n",
+				i + 1, o->nr_points, one.threads, s->pt[i].ops_per_sec / 1e6);
 	}
 	return 0;
 }
@@ -300,6 +355,8 @@ int bench_alloc_scale(const struct bench_alloc_opts *opts)
 		return cli_runtime_error(CMD, "out of memory");
 	}
 	s->opts = opts;
+	if (opts->svg)
+		rc = check_svg_dest(opts->svg);
 	for (unsigned int i = 0; !rc && i < opts->nr_baselines; i++)
 		rc = load_baseline(s, opts->baseline[i]);
 	if (!rc)

@@ -23,7 +23,7 @@ run="$uswap bench alloc --duration 0.2 --device-size 64M"
 # The JSON of two thread counts, in the order given.
 $run --threads 2,1 --json > "$dir/scale.json" 2> "$dir/scale.err" ||
 	fail "--threads 2,1 --json: $(cat "$dir/scale.err")"
-grep -q "2 of 2: 1 threads" "$dir/scale.err" || fail "no progress line: $(cat "$dir/scale.err")"
+[ ! -s "$dir/scale.err" ] || fail "--json wrote on stderr, not a terminal: $(cat "$dir/scale.err")"
 python3 - "$dir/scale.json" << 'PY' || fail "scaling JSON: $(head -c 400 "$dir/scale.json")"
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -43,6 +43,7 @@ PY
 $run --threads 1 --json > "$dir/one.json" || fail "--threads 1 --json"
 $run --threads 1,2 --baseline "$dir/one.json" > "$dir/vs.txt" 2> "$dir/vs.err" ||
 	fail "--baseline one run: $(cat "$dir/vs.err")"
+grep -q "2 of 2: 2 threads" "$dir/vs.err" || fail "no progress line: $(cat "$dir/vs.err")"
 if grep -v " of 2: " "$dir/vs.err" | grep -q .; then
 	fail "a note for the same workload: $(cat "$dir/vs.err")"
 fi
@@ -87,8 +88,28 @@ echo 'not json {' > "$dir/garbage.json"
 bad "invalid --threads value '0,2'" $run --threads 0,2
 bad "invalid --threads value '1,,2'" $run --threads 1,,2
 bad "SVG only" $run --threads 1,2 --svg "$dir/plot.png"
-bad "error opening file" $run --baseline "$dir/none.json"
+bad "none.json: No such file or directory" $run --baseline "$dir/none.json"
 bad "not a report of uswap bench alloc" $run --baseline "$dir/list.json"
 bad "garbage.json: " $run --baseline "$dir/garbage.json"
+echo '{"threads": 1, "ops_per_sec": 5e6, "pattern": null}' > "$dir/null.json"
+echo '{"threads": 1, "ops_per_sec": -5e6}' > "$dir/neg.json"
+echo '{"threads": 4294967297, "ops_per_sec": 5e6}' > "$dir/wrap.json"
+echo '{"runs": []}' > "$dir/empty-runs.json"
+: > "$dir/empty.json"
+bad "not a report of uswap bench alloc" $run --baseline "$dir/null.json"
+bad "pairs per second above 0" $run --baseline "$dir/neg.json"
+bad "a whole number of threads" $run --baseline "$dir/wrap.json"
+bad '"runs" is empty' $run --baseline "$dir/empty-runs.json"
+bad "empty.json: empty" $run --baseline "$dir/empty.json"
+bad "not a regular file" $run --baseline /dev/zero
+mkdir "$dir/d.svg"
+bad "Is a directory" $run --threads 1,2 --svg "$dir/d.svg"
 [ ! -e "$dir/plot.png" ] || fail "a .png was written"
+if [ -w /dev/full ]; then
+	$run --threads 1,2 > /dev/full 2> "$dir/full.err"
+	rc=$?
+	if [ $rc != 1 ] || ! grep -q "standard output" "$dir/full.err"; then
+		fail "a table written to /dev/full: exit $rc, $(cat "$dir/full.err")"
+	fi
+fi
 echo "bench alloc scaling: ok"

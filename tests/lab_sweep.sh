@@ -55,8 +55,9 @@ for m in s["metrics"]:
             if (c["vcpus"], c["scale"]) == (v, sc):
                 got, ref = d[k], r["arms"][1]["delta_pct"][m["metric"]]
                 assert abs(got - ref) <= 1e-6 * max(1, abs(ref)), (m["metric"], got, ref)
-    assert (m["holds"], m["flips"], m["mixed"]) == (n["holds"], n["flips"], n["mixed"])
+    assert (m["holds"], m["flips"], m["mixed"], m["none"]) == (n["holds"], n["flips"], n["mixed"], 0)
 assert "list_scan_steps_per_1k_allocs" in names
+assert s["workload"] == "default" and s["cost"].startswith("lock=6,line=36,"), s["cost"]
 PY
 
 # The table: one grid per judged metric.
@@ -73,6 +74,11 @@ if command -v gnuplot > /dev/null; then
 else
 	echo "# no gnuplot: no heat map drawn"
 fi
+
+# A workload that leaves a metric without a figure: "-", not a flip.
+"$uswap" lab sweep default-priority-round-robin --vcpus 8 --scale 0.05 --seeds 1 \
+	--workload size=1 > "$dir/none.txt" 2> /dev/null || fail "sweep with size=1"
+grep -q "nothing to judge in 1" "$dir/none.txt" || fail "a cell without a figure: $(cat "$dir/none.txt")"
 
 # Cost profiles.
 "$uswap" lab costs --profile 16-cores --json > "$dir/c16.json" || fail "lab costs --profile"
@@ -109,6 +115,10 @@ bad "bad item" "$uswap" lab sweep $exp --cost nope=1
 bad "unknown profile 'x'" "$uswap" lab sweep $exp --cost-profile x
 bad "unknown profile 'x'" "$uswap" lab run $exp --cost-profile x
 bad "unknown profile 'x'" "$uswap" lab costs --profile x
+bad "needs a value" "$uswap" lab costs --profile
+bad "seeds: 1 given twice" "$uswap" lab sweep $exp --seeds 1,2,1
+mkdir "$dir/d.svg"
+bad "Is a directory" "$uswap" lab sweep $exp $grid --svg "$dir/d.svg"
 bad "mean nothing with --wall-clock" "$uswap" lab run $exp --wall-clock --cost-profile 16-cores
 bad "the workload's parameters do not fit" "$uswap" lab sweep $exp --vcpus 4 --scale 0.05 \
 	--seeds 1 --workload job_min=5,job_max=2

@@ -177,8 +177,13 @@ static int cmd_lab_costs(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = true;
-		else if (!strcmp(argv[i], "--profile") && i + 1 < argc)
+		else if (!strcmp(argv[i], "--profile")) {
+			if (i + 1 == argc)
+				return cli_usage_error("lab costs", "option '--profile' needs a "
+						       "value");
 			profile = argv[++i];
+		} else if (!strncmp(argv[i], "--profile=", 10))
+			profile = argv[i] + 10;
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs("Usage: uswap lab costs [--profile NAME] [--json]\n\nThe "
 			      "virtual-time cost table: each key, its default (ns, but\n"

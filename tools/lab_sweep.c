@@ -15,11 +15,13 @@
  * lab's gnuplot plumbing (lab_gnuplot_svg()).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "lab_cmd.h"
@@ -55,7 +57,7 @@ static const char sweep_usage_text[] =
 "  --json            one JSON object on stdout: experiment, vcpus, scale,\n"
 "                    seeds, metrics (each: arm, metric, claim, cells with\n"
 "                    delta_pct per seed, median, agree and verdict; holds,\n"
-"                    flips, mixed)\n"
+"                    flips, mixed, none: cells with nothing to judge)\n"
 "  -h, --help        show this help\n"
 "\n"
 "The default grid is 36 runs of every arm; at 256 vCPUs and scale 1 a\n"
@@ -88,6 +90,7 @@ struct sweep_opts {
 	uint64_t seeds[MAX_SEEDS];
 	unsigned int nr_seeds;
 	const char *workload, *svg;
+	bool svg_made;             /* --svg's file did not exist before */
 	struct lab_cost cost;
 	const char *cost_args[16]; /* every --cost, re-applied over a profile */
 	unsigned int nr_cost_args;
@@ -105,6 +108,7 @@ struct sweep {
 	struct lab_experiment exp;
 	bool judged[LAB_MAX_ARMS][LAB_MAX_METRICS];
 	struct sweep_run *runs; /* [scale][vcpus][seed] */
+	char cost_text[512];    /* the cost table the runs used */
 };
 
 static struct sweep_run *run_at(const struct sweep *s, unsigned int si, unsigned int vi,
@@ -186,8 +190,13 @@ static int apply_option(struct sweep_opts *o, int opt, const char *arg)
 	case OPT_SEEDS:
 		err = set_axis("seeds", arg, ok_seed, "integers from 0", v, MAX_SEEDS,
 			       &o->nr_seeds);
-		for (unsigned int i = 0; !err && i < o->nr_seeds; i++)
+		for (unsigned int i = 0; !err && i < o->nr_seeds; i++) {
 			o->seeds[i] = (uint64_t)v[i];
+			for (unsigned int k = 0; k < i; k++)
+				if (o->seeds[k] == o->seeds[i]) /* it would count twice */
+					return cli_usage_error(CMD, "--seeds: %llu given twice",
+							       (unsigned long long)o->seeds[i]);
+		}
 		return err;
 	case OPT_WORKLOAD:
 		o->workload = arg;
@@ -311,15 +320,29 @@ static struct cell cell_of(const struct sweep *s, unsigned int si, unsigned int 
 
 		d[k] = r->delta[a][m];
 		c.agree += r->agrees[a][m];
+		if (isnan(d[k])) {
+			c.median = NAN;
+			return c;
+		}
 	}
 	qsort(d, n, sizeof(d[0]), cmp_double);
 	c.median = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
 	return c;
 }
 
-static const char *verdict(const struct sweep *s, unsigned int agree)
+/* "none" where a seed's run has no figure (nothing to judge: lab run's
+ * "-"), else by how many seeds agree. */
+static const char *verdict(const struct sweep *s, const struct cell *c)
 {
-	return agree == s->o->nr_seeds ? "holds" : agree == 0 ? "flips" : "mixed";
+	if (isnan(c->median))
+		return "none";
+	return c->agree == s->o->nr_seeds ? "holds" : c->agree == 0 ? "flips" : "mixed";
+}
+
+/* Index of a verdict in the counts: holds, flips, mixed, none. */
+static unsigned int verdict_idx(const char *v)
+{
+	return v[0] == 'h' ? 0 : v[0] == 'f' ? 1 : v[0] == 'm' ? 2 : 3;
 }
 
 static const char *arm_name(const struct sweep *s, unsigned int a)
@@ -335,7 +358,7 @@ static void print_metric(const struct sweep *s, unsigned int a, unsigned int m)
 {
 	const struct sweep_opts *o = s->o;
 	const struct lab_metric *lm = &s->exp.metrics[m];
-	unsigned int n[3] = { 0 }; /* holds, flips, mixed */
+	unsigned int n[4] = { 0 }; /* holds, flips, mixed, none */
 
 	printf("\n%s vs %s: %s (seed: %s)\n", arm_name(s, a), arm_name(s, 0), lm->label,
 	       lab_claim_word(lm->claim[a]));
@@ -347,15 +370,21 @@ static void print_metric(const struct sweep *s, unsigned int a, unsigned int m)
 		printf("%-8g", o->scale[si]);
 		for (unsigned int vi = 0; vi < o->nr_vcpus; vi++) {
 			struct cell c = cell_of(s, si, vi, a, m);
-			const char *v = verdict(s, c.agree);
+			const char *v = verdict(s, &c);
 
-			n[v[0] == 'h' ? 0 : v[0] == 'f' ? 1 : 2]++;
-			printf(" %+10.1f%% %c", c.median, v[0] == 'h' ? '+' : v[0] == 'f' ? 'x' : '~');
+			n[verdict_idx(v)]++;
+			if (isnan(c.median))
+				printf(" %11s  ", "-");
+			else
+				printf(" %+10.1f%% %c", c.median, "+x~"[verdict_idx(v)]);
 		}
 		putchar('\n');
 	}
-	printf("holds in %u of %u cells, flips in %u, mixed in %u\n", n[0],
+	printf("holds in %u of %u cells, flips in %u, mixed in %u", n[0],
 	       o->nr_scale * o->nr_vcpus, n[1], n[2]);
+	if (n[3])
+		printf(", nothing to judge in %u (-)", n[3]);
+	putchar('\n');
 }
 
 static void print_table(const struct sweep *s)
@@ -363,6 +392,8 @@ static void print_table(const struct sweep *s)
 	const struct sweep_opts *o = s->o;
 
 	printf("%s (linux-mm: %s)\n", s->exp.name, s->exp.thread);
+	printf("cost table: %s\nworkload: %s\n", s->cost_text,
+	       o->workload ? o->workload : "the seed's");
 	printf("virtual time; each cell: median delta %% over seeds");
 	for (unsigned int k = 0; k < o->nr_seeds; k++)
 		printf("%s%llu", k ? "," : " ", (unsigned long long)o->seeds[k]);
@@ -378,7 +409,7 @@ static void json_metric(struct cli_json *j, const struct sweep *s, unsigned int 
 			unsigned int m)
 {
 	const struct sweep_opts *o = s->o;
-	unsigned int n[3] = { 0 };
+	unsigned int n[4] = { 0 };
 
 	cli_json_object_open(j, NULL, false);
 	cli_json_string(j, "arm", arm_name(s, a));
@@ -388,9 +419,9 @@ static void json_metric(struct cli_json *j, const struct sweep *s, unsigned int 
 	for (unsigned int si = 0; si < o->nr_scale; si++)
 		for (unsigned int vi = 0; vi < o->nr_vcpus; vi++) {
 			struct cell c = cell_of(s, si, vi, a, m);
-			const char *v = verdict(s, c.agree);
+			const char *v = verdict(s, &c);
 
-			n[v[0] == 'h' ? 0 : v[0] == 'f' ? 1 : 2]++;
+			n[verdict_idx(v)]++;
 			cli_json_object_open(j, NULL, true);
 			cli_json_u64(j, "vcpus", o->vcpus[vi]);
 			cli_json_double(j, "scale", o->scale[si]);
@@ -407,6 +438,7 @@ static void json_metric(struct cli_json *j, const struct sweep *s, unsigned int 
 	cli_json_u64(j, "holds", n[0]);
 	cli_json_u64(j, "flips", n[1]);
 	cli_json_u64(j, "mixed", n[2]);
+	cli_json_u64(j, "none", n[3]);
 	cli_json_object_close(j);
 }
 
@@ -419,6 +451,8 @@ static void print_json(const struct sweep *s)
 	cli_json_object_open(&j, NULL, false);
 	cli_json_string(&j, "experiment", s->exp.name);
 	cli_json_string(&j, "time", "virtual");
+	cli_json_string(&j, "cost", s->cost_text);
+	cli_json_string(&j, "workload", o->workload ? o->workload : "default");
 	cli_json_array_open(&j, "vcpus", true);
 	for (unsigned int i = 0; i < o->nr_vcpus; i++)
 		cli_json_u64(&j, NULL, o->vcpus[i]);
@@ -456,8 +490,11 @@ static int svg_data(FILE *f, void *ctx)
 				for (unsigned int vi = 0; vi < o->nr_vcpus; vi++) {
 					struct cell c = cell_of(s, si, vi, a, m);
 
-					fprintf(f, "%u %u %.3f \"%+.0f%%\"\n", vi, si,
-						(double)c.agree / o->nr_seeds, c.median);
+					if (isnan(c.median)) /* a gap in the map */
+						fprintf(f, "%u %u NaN \"-\"\n", vi, si);
+					else
+						fprintf(f, "%u %u %.3f \"%+.0f%%\"\n", vi, si,
+							(double)c.agree / o->nr_seeds, c.median);
 				}
 			fputs("\n\n", f);
 		}
@@ -509,6 +546,8 @@ static int draw_svg(const struct sweep *s)
 	if (!lab_have_gnuplot()) {
 		fprintf(stderr, "uswap " CMD ": --svg %s skipped: gnuplot not found (Debian: "
 			"gnuplot-nox)\n", s->o->svg);
+		if (s->o->svg_made)
+			unlink(s->o->svg); /* no empty file left behind */
 		return CLI_EXIT_OK;
 	}
 	rc = lab_gnuplot_svg(s->o->svg, svg_data, svg_script, (void *)s);
@@ -520,6 +559,21 @@ static int draw_svg(const struct sweep *s)
 /* ------------------------------------------------------------------------
  * The command
  * ---------------------------------------------------------------------- */
+
+/* Create --svg's file now: a path that cannot take it fails before the
+ * runs, not after them (a FIFO: no wait for a reader). */
+static int open_svg(struct sweep_opts *o)
+{
+	int fd;
+
+	o->svg_made = access(o->svg, F_OK) != 0;
+	fd = open(o->svg, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+	if (fd < 0)
+		return cli_usage_error(CMD, "--svg %s: %s", o->svg, errno == ENXIO ?
+				       "a FIFO that no process reads" : strerror(errno));
+	close(fd);
+	return 0;
+}
 
 static int parse_opts(int argc, char **argv, struct sweep_opts *o, const char **name)
 {
@@ -563,6 +617,9 @@ int cmd_lab_sweep(int argc, char **argv)
 	if (o.workload && lab_workload_parse(o.workload, &s.exp.workload))
 		return cli_usage_error(CMD, "--workload: bad parameters '%s' (see "
 				       "docs/lab.md)", o.workload);
+	if (o.svg && (rc = open_svg(&o)))
+		return rc;
+	lab_cost_format(&o.cost, s.cost_text, sizeof(s.cost_text));
 	s.runs = calloc((size_t)o.nr_scale * o.nr_vcpus * o.nr_seeds, sizeof(*s.runs));
 	if (!s.runs)
 		return cli_runtime_error(CMD, "out of memory");
@@ -573,6 +630,8 @@ int cmd_lab_sweep(int argc, char **argv)
 		print_table(&s);
 	if (!rc && o.svg)
 		rc = draw_svg(&s);
+	else if (rc && o.svg && o.svg_made)
+		unlink(o.svg); /* the empty file made for a run that failed */
 	free(s.runs);
 	return rc;
 }
