@@ -741,7 +741,10 @@ static int drain_and_verify(const struct bench_run *r)
 	return rc;
 }
 
-int bench_alloc_measure(const struct bench_alloc_opts *o, struct bench_alloc_result *res)
+/* One run of @o into @res; with @print the report goes out before the
+ * folios are freed (the device table shows them in use). */
+static int run_once(const struct bench_alloc_opts *o, struct bench_alloc_result *res,
+		    bool print)
 {
 	struct bench_run r = { .opts = o };
 	int rc;
@@ -756,6 +759,10 @@ int bench_alloc_measure(const struct bench_alloc_opts *o, struct bench_alloc_res
 		rc = report_worker_errors(&r);
 	if (!rc)
 		rc = collect_result(&r, res);
+	if (!rc && print && o->json)
+		bench_alloc_print_json(o, res);
+	else if (!rc && print)
+		bench_alloc_print_table(o, res, r.u);
 	if (!rc)
 		rc = drain_and_verify(&r);
 	workers_free(&r);
@@ -764,37 +771,15 @@ int bench_alloc_measure(const struct bench_alloc_opts *o, struct bench_alloc_res
 	return rc;
 }
 
-static int bench_alloc(const struct bench_alloc_opts *o)
+int bench_alloc_measure(const struct bench_alloc_opts *o, struct bench_alloc_result *res)
 {
-	struct bench_run r = { .opts = o };
-	struct bench_alloc_result res;
-	int rc;
-
-	rc = make_instance(o, &r.u, r.types);
-	if (rc)
-		return rc;
-	r.meta_static = metadata_sum(&r);
-	r.meta_peak = r.meta_static;
-	rc = run_workers(&r);
-	if (!rc)
-		rc = report_worker_errors(&r);
-	if (!rc)
-		rc = collect_result(&r, &res);
-	if (!rc && o->json)
-		bench_alloc_print_json(o, &res);
-	else if (!rc)
-		bench_alloc_print_table(o, &res, r.u);
-	if (!rc)
-		rc = drain_and_verify(&r);
-	workers_free(&r);
-	sync_fini(&r.sync);
-	uswap_destroy(r.u);
-	return rc;
+	return run_once(o, res, false);
 }
 
 int cmd_bench_alloc(int argc, char **argv)
 {
 	struct bench_alloc_opts opts;
+	struct bench_alloc_result res;
 	int rc = parse_opts(argc, argv, &opts);
 
 	if (rc < 0)
@@ -803,5 +788,5 @@ int cmd_bench_alloc(int argc, char **argv)
 		return rc;
 	if (opts.nr_points > 1 || opts.svg || opts.nr_baselines)
 		return bench_alloc_scale(&opts);
-	return bench_alloc(&opts);
+	return run_once(&opts, &res, true);
 }

@@ -291,27 +291,15 @@ static void svg_script(FILE *g, const char *data, const char *path, void *ctx)
 	fprintf(g, "\nunset multiplot\n");
 }
 
-/* Whether @path can be written, before minutes of runs: created if it
- * is not there (a FIFO: no wait for a reader). Return: 0 or the usage
- * error's status. */
-static int check_svg_dest(const char *path)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
-
-	if (fd < 0)
-		return cli_usage_error(CMD, "--svg %s: %s", path, errno == ENXIO ?
-				       "a FIFO that no process reads" : strerror(errno));
-	close(fd);
-	return 0;
-}
-
-static int draw_svg(const struct scale *s)
+static int draw_svg(const struct scale *s, bool made)
 {
 	int rc;
 
 	if (!lab_have_gnuplot()) {
 		fprintf(stderr, "uswap " CMD ": --svg %s skipped: gnuplot not found (Debian: "
 			"gnuplot-nox)\n", s->opts->svg);
+		if (made)
+			unlink(s->opts->svg); /* no empty file left behind */
 		return CLI_EXIT_OK;
 	}
 	rc = lab_gnuplot_svg(s->opts->svg, svg_data, svg_script, (void *)s);
@@ -348,6 +336,7 @@ static int run_points(struct scale *s)
 int bench_alloc_scale(const struct bench_alloc_opts *opts)
 {
 	struct scale *s = calloc(1, sizeof(*s));
+	bool made = false;
 	int rc = 0;
 
 	if (!s || !(s->res = calloc(opts->nr_points, sizeof(*s->res)))) {
@@ -356,7 +345,7 @@ int bench_alloc_scale(const struct bench_alloc_opts *opts)
 	}
 	s->opts = opts;
 	if (opts->svg)
-		rc = check_svg_dest(opts->svg);
+		rc = cli_svg_open(CMD, "--svg", opts->svg, &made);
 	for (unsigned int i = 0; !rc && i < opts->nr_baselines; i++)
 		rc = load_baseline(s, opts->baseline[i]);
 	if (!rc)
@@ -366,7 +355,9 @@ int bench_alloc_scale(const struct bench_alloc_opts *opts)
 	else if (!rc)
 		print_table(s);
 	if (!rc && opts->svg)
-		rc = draw_svg(s);
+		rc = draw_svg(s, made);
+	else if (rc && made)
+		unlink(opts->svg); /* the empty file made for a run that failed */
 	free(s->res);
 	free(s);
 	return rc;

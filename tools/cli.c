@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
@@ -344,5 +345,20 @@ int cli_plot_name(const char *cmd, const char *opt, const char *path)
 	if (ext && ext != (base ? base + 1 : path) && strcasecmp(ext, ".svg"))
 		return cli_usage_error(cmd, "%s %s: plots are drawn as SVG only; name the file "
 				       "FILE.svg", opt, path);
+	return 0;
+}
+
+int cli_svg_open(const char *cmd, const char *opt, const char *path, bool *made)
+{
+	int fd, rc = cli_plot_name(cmd, opt, path);
+
+	if (rc)
+		return rc;
+	*made = access(path, F_OK) != 0;
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644); /* a FIFO: no wait */
+	if (fd < 0)
+		return cli_usage_error(cmd, "%s %s: %s", opt, path, errno == ENXIO ?
+				       "a FIFO that no process reads" : strerror(errno));
+	close(fd);
 	return 0;
 }

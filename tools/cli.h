@@ -85,6 +85,12 @@ const char *cli_option_name(const struct option *opts, int val);
  * not receive one. Return: 0, or CLI_EXIT_USAGE after saying so (as
  * @cmd). In cli.c: uswap-bench checks --svg with it too. */
 int cli_plot_name(const char *cmd, const char *opt, const char *path);
+/* cli_svg_open() - check @path, given to option @opt, with
+ * cli_plot_name() and create it now, so that a path that cannot take the
+ * SVG fails before the work that draws it (a FIFO: no wait for a
+ * reader); *@made says whether it did not exist before. Return: 0, or
+ * CLI_EXIT_USAGE after saying why (as @cmd). */
+int cli_svg_open(const char *cmd, const char *opt, const char *path, bool *made);
 
 /*
  * cli_check_spec() - a device spec given as option @opt, checked without

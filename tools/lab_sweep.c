@@ -560,21 +560,6 @@ static int draw_svg(const struct sweep *s)
  * The command
  * ---------------------------------------------------------------------- */
 
-/* Create --svg's file now: a path that cannot take it fails before the
- * runs, not after them (a FIFO: no wait for a reader). */
-static int open_svg(struct sweep_opts *o)
-{
-	int fd;
-
-	o->svg_made = access(o->svg, F_OK) != 0;
-	fd = open(o->svg, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
-	if (fd < 0)
-		return cli_usage_error(CMD, "--svg %s: %s", o->svg, errno == ENXIO ?
-				       "a FIFO that no process reads" : strerror(errno));
-	close(fd);
-	return 0;
-}
-
 static int parse_opts(int argc, char **argv, struct sweep_opts *o, const char **name)
 {
 	int opt;
@@ -617,7 +602,7 @@ int cmd_lab_sweep(int argc, char **argv)
 	if (o.workload && lab_workload_parse(o.workload, &s.exp.workload))
 		return cli_usage_error(CMD, "--workload: bad parameters '%s' (see "
 				       "docs/lab.md)", o.workload);
-	if (o.svg && (rc = open_svg(&o)))
+	if (o.svg && (rc = cli_svg_open(CMD, "--svg", o.svg, &o.svg_made)))
 		return rc;
 	lab_cost_format(&o.cost, s.cost_text, sizeof(s.cost_text));
 	s.runs = calloc((size_t)o.nr_scale * o.nr_vcpus * o.nr_seeds, sizeof(*s.runs));

@@ -18,17 +18,7 @@
 
 int cli_plot_open(const char *cmd, const char *path, bool *made)
 {
-	int fd, rc = cli_plot_name(cmd, "--plot", path);
-
-	if (rc)
-		return rc;
-	*made = access(path, F_OK) != 0;
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644); /* a FIFO: no wait */
-	if (fd < 0)
-		return cli_usage_error(cmd, "--plot %s: %s", path, errno == ENXIO ?
-				       "a FIFO that no process reads" : strerror(errno));
-	close(fd);
-	return 0;
+	return cli_svg_open(cmd, "--plot", path, made);
 }
 
 struct cli_plot *cli_plot_new(const char *path, bool made, const char *title,
