@@ -12,7 +12,10 @@
 #
 # Default: every method `stress-ng --vm-method which` names but "all".
 # Environment: LIMIT (32M), ORDER (0), BYTES (128M, the worker's buffer),
-# OPS (--vm-ops, 2000), RUNS (1 a side), RUN_OPTS (e.g. --daemon), and
+# OPS (--vm-ops, 2000), RUNS (1 a side), RUN_OPTS (e.g. --daemon), CAP
+# (seconds a run may take, 600: a kernel side past it counts as failed,
+# as compare-kernel.sh counts an OOM kill; a uswap side past it fails the
+# method's line), and
 # compare-kernel.sh's own (DEVICES, KPRIO). Needs root, zram and a memory
 # cgroup, as compare-kernel.sh does: without them it prints "skipped".
 # Everything compare-kernel.sh sets up it tears down itself.
@@ -23,6 +26,7 @@ here=$(dirname "$0")
 export LIMIT=${LIMIT:-32M} ORDER=${ORDER:-0} RUNS=${RUNS:-1} RUN_OPTS=${RUN_OPTS:-}
 BYTES=${BYTES:-128M}
 OPS=${OPS:-2000}
+CAP=${CAP:-600}
 command -v stress-ng > /dev/null || { echo "vm-methods: no stress-ng (Debian: stress-ng)"; echo skipped; exit 0; }
 if [ $# -gt 0 ]; then
 	methods=("$@")
@@ -32,11 +36,11 @@ fi
 log=$(mktemp "${TMPDIR:-/tmp}/vm-methods.XXXXXX")
 trap 'rm -f "$log"' EXIT
 echo "stress-ng --vm 1 --vm-bytes $BYTES --verify --vm-ops $OPS --vm-method M; limit $LIMIT," \
-     "order $ORDER, $RUNS run(s) a side $RUN_OPTS"
+     "order $ORDER, $RUNS run(s) a side, at most $CAP s each $RUN_OPTS"
 printf "%-16s %10s %10s %8s\n" method "kernel s" "uswap s" "k/u"
 for m in "${methods[@]}"; do
-	"$here/compare-kernel.sh" "$USWAP" -- stress-ng --vm 1 --vm-bytes "$BYTES" --verify \
-		--vm-ops "$OPS" --vm-method "$m" > "$log" 2>&1
+	"$here/compare-kernel.sh" "$USWAP" -- timeout "$CAP" stress-ng --vm 1 --vm-bytes "$BYTES" \
+		--verify --vm-ops "$OPS" --vm-method "$m" > "$log" 2>&1
 	rc=$?
 	if grep -q "^skipped" "$log"; then
 		grep "^compare-kernel:" "$log"
@@ -44,6 +48,7 @@ for m in "${methods[@]}"; do
 		exit 0
 	fi
 	line=$(awk '$1 == "med" { print $2, $3, $4 }' "$log")
+	grep -q "no kernel run completed" "$log" && line="failed $(awk '$1 == "1" { print $3 }' "$log") -"
 	if [ $rc -ne 0 ] || [ -z "$line" ]; then
 		printf "%-16s %s\n" "$m" "failed: $(grep -m1 "^compare-kernel:" "$log")"
 		continue
