@@ -6,7 +6,11 @@
 # command mode (the same zram devices, a memory cgroup of the same limit,
 # both sides' output compared): a line per method with each side's wall
 # time (the median of RUNS) and their ratio, kernel time / uswap time
-# (above 1: uswap faster). Issue 24's "every vm method on its own".
+# (above 1: uswap faster), beside the time of the same command with no
+# limit and no swap at all ("alone": the work itself) and uswap's time
+# over it. A kernel side in which the memory cgroup OOM-killed stress-ng's
+# worker (stress-ng restarts it and ends early, exit 0) is "failed", as
+# compare-kernel.sh counts it. Issue 24's "every vm method on its own".
 #
 #   bench/vm-methods.sh [USWAP_BINARY] [METHOD...]
 #
@@ -37,8 +41,13 @@ log=$(mktemp "${TMPDIR:-/tmp}/vm-methods.XXXXXX")
 trap 'rm -f "$log"' EXIT
 echo "stress-ng --vm 1 --vm-bytes $BYTES --verify --vm-ops $OPS --vm-method M; limit $LIMIT," \
      "order $ORDER, $RUNS run(s) a side, at most $CAP s each $RUN_OPTS"
-printf "%-16s %10s %10s %8s\n" method "kernel s" "uswap s" "k/u"
+printf "%-16s %10s %10s %8s %10s %8s\n" method "kernel s" "uswap s" "k/u" "alone s" "u/alone"
+now() { date +%s.%N; }
 for m in "${methods[@]}"; do
+	t0=$(now)
+	timeout "$CAP" stress-ng --vm 1 --vm-bytes "$BYTES" --verify --vm-ops "$OPS" --vm-method "$m" \
+		> /dev/null 2>&1 && alone=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }') ||
+		alone=failed
 	"$here/compare-kernel.sh" "$USWAP" -- timeout "$CAP" stress-ng --vm 1 --vm-bytes "$BYTES" \
 		--verify --vm-ops "$OPS" --vm-method "$m" > "$log" 2>&1
 	rc=$?
@@ -54,5 +63,7 @@ for m in "${methods[@]}"; do
 		continue
 	fi
 	# shellcheck disable=SC2086 # three fields
-	printf "%-16s %10s %10s %8s\n" "$m" $line
+	set -- $line
+	printf "%-16s %10s %10s %8s %10s %8s\n" "$m" "$1" "$2" "$3" "$alone" \
+		"$(awk -v u="$2" -v a="$alone" 'BEGIN { if (a + 0 > 0) printf "%.1f", u / a; else print "-" }')"
 done
