@@ -621,6 +621,77 @@ static void test_pager_zero_folios_are_evicted_without_a_slot(void **state)
 }
 
 /* ------------------------------------------------------------------------
+ * quick: the working set (workingset.c)
+ * ---------------------------------------------------------------------- */
+
+#define WS_HOT   256u   /* pages read after each step of the stream: 1 MiB */
+#define WS_COLD  4096u  /* pages streamed through, 16 MiB */
+#define WS_STEP  64u    /* stream pages between two reads of the hot set */
+#define WS_PASSES 8u
+#define WS_WARM  3u     /* passes before counting */
+
+/* Stream WS_PASSES times through a cold range four times the limit,
+ * reading a hot range of a quarter of the limit after every WS_STEP cold
+ * pages, with a new pager of @flags; return the faults on the hot range
+ * after the first WS_WARM passes (every fault beyond the cold pages'
+ * one per pass, readahead being off). The data is checked at the end. */
+static uint64_t ws_hot_refaults(unsigned int flags)
+{
+	struct uswap_pager_config c = config(4u << 20, 0, 1);
+	uint64_t *hot, *cold, before = 0, sum = 0;
+
+	c.flags |= flags;
+	pager_start(&c);
+	hot = region(WS_HOT * PAGE);
+	cold = region(WS_COLD * PAGE);
+	for (size_t i = 0; i < WS_HOT; i++)
+		page_fill(hot + i * WORDS, i, 1);
+	for (unsigned int pass = 0; pass < WS_PASSES; pass++) {
+		if (pass == WS_WARM)
+			before = pstats().faults;
+		for (size_t i = 0; i < WS_COLD; i++) {
+			page_fill(cold + i * WORDS, WS_HOT + i, 2 + pass);
+			if ((i + 1) % WS_STEP)
+				continue;
+			for (size_t j = 0; j < WS_HOT; j++)
+				sum += ((volatile uint64_t *)hot)[j * WORDS];
+		}
+	}
+	uint64_t hot_faults = pstats().faults - before - (uint64_t)(WS_PASSES - WS_WARM) * WS_COLD;
+
+	t_eq_u64(sum, (uint64_t)WS_PASSES * (WS_COLD / WS_STEP) * (WS_HOT - 1) * WS_HOT / 2);
+	for (size_t i = 0; i < WS_HOT; i++)
+		t_true(page_check(hot + i * WORDS, i, 1) == NULL);
+	for (size_t i = 0; i < WS_COLD; i++)
+		t_true(page_check(cold + i * WORDS, WS_HOT + i, 1 + WS_PASSES) == NULL);
+	t_eq(uswap_region_destroy(pg, hot), 0);
+	t_eq(uswap_region_destroy(pg, cold), 0);
+	uswap_pager_destroy(pg);
+	pg = NULL;
+	return hot_faults;
+}
+
+/* A hot set smaller than the limit, used at memory speed (no fault), and
+ * a stream through four times the limit. The blind clock evicts the hot
+ * folios every other lap, and they fault straight back; with the refault
+ * distance they come back within a lap, gain laps each time, and stay:
+ * at most a quarter of the blind clock's hot faults (about 2 per hot page
+ * and pass without it, a few over the whole run with it). */
+static void test_pager_hot_folios_stay_resident_under_a_stream(void **state)
+{
+	uint64_t with, blind;
+
+	swapon("zram:64M");
+	with = ws_hot_refaults(0);
+	blind = ws_hot_refaults(USWAP_PAGER_NO_WORKINGSET);
+	print_message("faults on the hot pages over %u passes: %llu with the working set, "
+		      "%llu without\n", WS_PASSES - WS_WARM, (unsigned long long)with,
+		      (unsigned long long)blind);
+	t_true(blind >= WS_HOT);     /* the blind clock does evict hot folios */
+	t_true(with * 4 <= blind);
+}
+
+/* ------------------------------------------------------------------------
  * quick: a full device
  * ---------------------------------------------------------------------- */
 
@@ -2150,6 +2221,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pager_swapoff_without_room_brings_folios_in, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_discard_frees_slots_and_reads_zero, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_zero_folios_are_evicted_without_a_slot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pager_hot_folios_stay_resident_under_a_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_adopt_keeps_contents_and_evicts_to_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_hold_brings_all_in_and_evicts_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pager_fork_child_adopts_its_copy, setup, teardown),

@@ -61,6 +61,10 @@ static const char usage_text[] =
 "  --readahead PAGES   a fault that continues a sequential stream also\n"
 "                      brings in up to PAGES pages after it, 0..64 (default\n"
 "                      32 at --order 0, else 0)\n"
+"  --no-workingset     evict without the refault distance: a folio that\n"
+"                      faults back soon after its eviction gets no more\n"
+"                      time in memory than one never seen again (for\n"
+"                      comparisons; docs/pager.md, \"The working set\")\n"
 "  --heap SIZE         address space reserved for the heap, 64M..4T\n"
 "                      (default 8G); allocations past it are served\n"
 "                      unswapped\n"
@@ -122,6 +126,7 @@ static const struct option long_options[] = {
 	{ "kill-after", required_argument, NULL, OPT_KILL_AFTER },
 	{ "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
 	{ "daemon", no_argument,       NULL, OPT_DAEMON },
+	{ "no-workingset", no_argument, NULL, OPT_NO_WORKINGSET },
 	{ "help",   no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -172,6 +177,7 @@ int run_apply_option(struct run_options *o, int opt, const char *arg)
 		return 0;
 	case OPT_STATS: o->stats = true; return 0;
 	case OPT_DAEMON: o->daemon = true; return 0;
+	case OPT_NO_WORKINGSET: o->no_workingset = true; return 0;
 	case OPT_KILL_AFTER:
 		if (cli_parse_seconds(arg, &o->kill_after) || o->kill_after > 3600)
 			return cli_usage_error(CMD, "--kill-after '%s': want seconds, up to 3600",
@@ -407,6 +413,7 @@ static void exec_cmd(const struct run_options *o, const char *agent, const char 
 	setenv("USWAP_RUN_ORDER", buf, 1);
 	snprintf(buf, sizeof(buf), "%u", run_readahead(o));
 	setenv("USWAP_RUN_READAHEAD", buf, 1);
+	setenv("USWAP_RUN_WORKINGSET", o->no_workingset ? "0" : "1", 1);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->heap);
 	setenv("USWAP_RUN_REGION", buf, 1);
 	snprintf(buf, sizeof(buf), "%d", (int)getpid());

@@ -19,7 +19,7 @@ int cmd_run(int argc, char **argv);
 
 /* The long options without a short one (getopt codes). */
 enum { OPT_DEVICE = 256, OPT_ORDER, OPT_HEAP, OPT_STATS, OPT_JSON, OPT_PLOT, OPT_TRACE,
-       OPT_KILL_AFTER, OPT_PRINT_CONFIG, OPT_DAEMON, OPT_READAHEAD };
+       OPT_KILL_AFTER, OPT_PRINT_CONFIG, OPT_DAEMON, OPT_READAHEAD, OPT_NO_WORKINGSET };
 
 /* --readahead's default: pages at order 0 (none above: it lost at 64 KiB,
  * docs/pager.md "Readahead"). */
@@ -37,6 +37,7 @@ struct run_options {
 	const char *trace;
 	double kill_after;  /* seconds from SIGTERM to SIGKILL (guard) */
 	bool daemon;        /* --daemon: one swap subsystem for the tree */
+	bool no_workingset; /* --no-workingset: the blind clock (comparisons) */
 	char **cmd;
 };
 
@@ -100,6 +101,7 @@ struct run_daemon {
 	uint64_t limit;
 	unsigned int order;
 	unsigned int readahead;      /* pages (--readahead) */
+	unsigned int pager_flags;    /* USWAP_PAGER_NO_WORKINGSET or 0 */
 	int lfd;                     /* listening socket */
 	char name[64];               /* its abstract name ($USWAP_RUN_DAEMON) */
 	pthread_t accept_th;

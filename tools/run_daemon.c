@@ -139,7 +139,8 @@ static int client_hello(struct run_client *c)
 		struct uswap_pager_config cfg = {
 			.limit_bytes = d->limit, .order = d->order,
 			.readahead_pages = d->readahead,
-			.flags = USWAP_PAGER_KERNEL_FAULTS, .on_error = on_read_error,
+			.flags = USWAP_PAGER_KERNEL_FAULTS | d->pager_flags,
+			.on_error = on_read_error,
 			.error_ctx = c, .group = d->group, .target = &t,
 		};
 
@@ -429,6 +430,7 @@ int run_daemon_start(const struct run_options *o, struct run_daemon *d)
 	d->limit = o->limit;
 	d->order = o->order;
 	d->readahead = run_readahead(o);
+	d->pager_flags = o->no_workingset ? USWAP_PAGER_NO_WORKINGSET : 0;
 	pthread_mutex_init(&d->lock, NULL);
 	if ((rc = uswap_create(NULL, &d->u)))
 		return cli_runtime_error("run", "uswap_create: %s", strerror(-rc));
@@ -601,6 +603,10 @@ json_object *run_client_line(const struct run_client *c, const struct uswap_page
 	json_object_object_add(o, "zero_fills", json_object_new_int64((int64_t)ps->zero_fills));
 	json_object_object_add(o, "readahead", json_object_new_int64((int64_t)ps->readahead));
 	json_object_object_add(o, "reclaim_waits", json_object_new_int64((int64_t)ps->reclaim_waits));
+	json_object_object_add(o, "workingset_refault",
+			       json_object_new_int64((int64_t)ps->workingset_refault));
+	json_object_object_add(o, "workingset_activate",
+			       json_object_new_int64((int64_t)ps->workingset_activate));
 	json_object_object_add(o, "devices", !root ? json_object_new_array()
 						   : c->devices ? json_object_get(c->devices)
 								: devices(c->d->u));

@@ -106,7 +106,8 @@ static void add_line(json_object *sum, json_object *line, int64_t *most_faults)
 					    "over_limit",
 					    "read_errors", "heap_fallbacks", "fault_count",
 					    "faults", "wp_faults", "zero_fills", "readahead",
-					    "reclaim_waits" };
+					    "reclaim_waits", "workingset_refault",
+					    "workingset_activate" };
 	json_object *root, *daemon;
 	const char *key;
 

@@ -92,6 +92,13 @@ struct uswap_pager; /* one userfaultfd, handler threads, limit, clock */
 					 which leaves a page the kernel holds
 					 pinned in place; see docs/pager.md).
 					 Not pin-safe: for comparisons */
+#define USWAP_PAGER_NO_WORKINGSET 0x100 /* the clock ignores how soon an
+					 evicted folio came back (default: a
+					 folio that faults back within a
+					 limit's worth of evictions gets
+					 more laps each time, the kernel's
+					 workingset activation): for
+					 comparisons */
 
 /*
  * uswap_pager_error_fn - called once per folio lost to a read error, in a
@@ -636,6 +643,13 @@ struct uswap_pager_stats {
 					thread between
 					uswap_pager_fork_prepare() and
 					_parent() */
+	uint64_t workingset_refault; /* faults on folios this pager evicted
+					(swap-ins and zero fills after an
+					eviction; the kernel's
+					workingset_refault_anon) */
+	uint64_t workingset_activate; /* ... that came back within a limit's
+					worth of evictions, and were given
+					more laps (workingset_activate_anon) */
 };
 
 /*

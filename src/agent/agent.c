@@ -276,7 +276,8 @@ static int start_pager(void)
 		.order = agent.order,
 		.readahead_pages = agent.readahead,
 		/* read(2) into swapped memory; the heap is a fork's too */
-		.flags = USWAP_PAGER_KERNEL_FAULTS | USWAP_PAGER_FORKABLE,
+		.flags = USWAP_PAGER_KERNEL_FAULTS | USWAP_PAGER_FORKABLE |
+			 (agent.no_workingset ? USWAP_PAGER_NO_WORKINGSET : 0),
 		.on_error = on_read_error,
 		.group = map_group(),
 	};
@@ -401,6 +402,7 @@ __attribute__((constructor)) static void agent_start(void)
 		return; /* preloaded without uswap run: stay out of the way */
 	agent.order = (unsigned int)env_u64(AGENT_ENV_ORDER, 0);
 	agent.readahead = (unsigned int)env_u64(AGENT_ENV_READAHEAD, 0);
+	agent.no_workingset = env_u64(AGENT_ENV_WORKINGSET, 1) == 0;
 	agent.pid = getpid();
 	image_ns = now_image_ns();
 	t_internal++;
@@ -909,7 +911,8 @@ static void stats_line(FILE *f, bool root)
 		"\"fault_us_p99\": %.1f, \"evictions\": %llu, \"evict_zero\": %llu, "
 		"\"evict_pinned\": %llu, \"over_limit\": %llu, \"read_errors\": %llu, "
 		"\"heap_fallbacks\": %lu, \"faults\": %llu, \"wp_faults\": %llu, "
-		"\"zero_fills\": %llu, \"readahead\": %llu, \"reclaim_waits\": %llu, ",
+		"\"zero_fills\": %llu, \"readahead\": %llu, \"reclaim_waits\": %llu, "
+		"\"workingset_refault\": %llu, \"workingset_activate\": %llu, ",
 		(unsigned long long)st.swpin,
 		(unsigned long long)ps.resident_peak_bytes,
 		(unsigned long long)ps.limit_bytes, (unsigned long long)ps.fault_count,
@@ -919,7 +922,9 @@ static void stats_line(FILE *f, bool root)
 		(unsigned long long)ps.read_errors, atomic_load(&agent.fallbacks),
 		(unsigned long long)ps.faults, (unsigned long long)ps.wp_faults,
 		(unsigned long long)ps.zero_fills, (unsigned long long)ps.readahead,
-		(unsigned long long)ps.reclaim_waits);
+		(unsigned long long)ps.reclaim_waits,
+		(unsigned long long)ps.workingset_refault,
+		(unsigned long long)ps.workingset_activate);
 	write_devices(f);
 	fprintf(f, "}\n");
 }

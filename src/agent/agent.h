@@ -48,6 +48,7 @@
 #define AGENT_ENV_DEVICES "USWAP_RUN_DEVICES" /* specs, one per line */
 #define AGENT_ENV_ORDER   "USWAP_RUN_ORDER"   /* folio order 0..4 */
 #define AGENT_ENV_READAHEAD "USWAP_RUN_READAHEAD" /* pages, 0..64 */
+#define AGENT_ENV_WORKINGSET "USWAP_RUN_WORKINGSET" /* 0: --no-workingset */
 #define AGENT_ENV_REGION  "USWAP_RUN_REGION"  /* heap bytes to reserve */
 #define AGENT_ENV_STATS   "USWAP_RUN_STATS"   /* file for the exit stats */
 #define AGENT_ENV_ROOT    "USWAP_RUN_ROOT"    /* pid that writes them */
@@ -75,6 +76,7 @@ struct agent {
 				   this process's alone */
 	unsigned int order;
 	unsigned int readahead; /* pages (uswap run --readahead) */
+	bool no_workingset;     /* uswap run --no-workingset */
 	pid_t pid;              /* the process the pager works for */
 	bool remote;            /* the pager is uswap run's (--daemon, daemon.c):
 				   agent.u and agent.p are NULL */

@@ -63,6 +63,7 @@ static void discard_run(struct uswap_pager *p, struct pager_region *r, size_t fi
 		if ((st == PF_RESIDENT || st == PF_CLEAN) &&
 		    !folio_lock_drop_apart(p, r, first + i, true))
 			uncharge += p->nr;
+		workingset_forget(r, first + i);
 		atomic_store_explicit(&r->state[first + i], PF_NONE, memory_order_release);
 	}
 	if (uncharge)

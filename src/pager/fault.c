@@ -196,8 +196,8 @@ static void fault_zero(struct uswap_pager *p, struct pager_handler *h,
 	atomic_fetch_add_explicit(&p->cnt.zero_fills, 1 + n, memory_order_relaxed);
 	atomic_fetch_add_explicit(&p->cnt.readahead, n, memory_order_relaxed);
 	for (unsigned int i = 1; i <= n; i++)
-		folio_publish(&r->state[idx + i], PF_RESIDENT);
-	folio_publish(&r->state[idx], PF_RESIDENT | PF_REF);
+		folio_publish(&r->state[idx + i], PF_RESIDENT | workingset_refault(p, r, idx + i));
+	folio_publish(&r->state[idx], PF_RESIDENT | PF_REF | workingset_refault(p, r, idx));
 }
 
 /*
@@ -303,9 +303,11 @@ static void fault_swapin(struct uswap_pager *p, struct pager_handler *h,
 				  memory_order_relaxed);
 	atomic_fetch_add_explicit(&p->cnt.readahead, n, memory_order_relaxed);
 	share_note_swapin(p, addr, 1 + n);
+	/* The folios ahead too: they were evicted, and come back (as the
+	 * kernel's swap readahead reports its folios' refaults). */
 	for (unsigned int i = 1; i <= n; i++)
-		swapin_done(p, r, idx + i, prev[i - 1], keep, 0);
-	swapin_done(p, r, idx, s, keep, PF_REF);
+		swapin_done(p, r, idx + i, prev[i - 1], keep, workingset_refault(p, r, idx + i));
+	swapin_done(p, r, idx, s, keep, PF_REF | workingset_refault(p, r, idx));
 }
 
 static void fault_missing(struct uswap_pager *p, struct pager_handler *h,

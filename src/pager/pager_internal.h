@@ -97,6 +97,12 @@ enum pfolio_state {
 #define PF_CANCEL 0x20u /* written while EVICTING: the evictor keeps it */
 #define PF_WHOLE  0x40u /* slots are one order-k allocation (else 2^k
 			   order-0 ones, after -E2BIG) */
+/* Laps the clock still gives the folio after its reference bit, from its
+ * rank in the working set (workingset.c), counted down by the hand. */
+#define PF_ACT_SHIFT 7
+#define PF_ACT_MASK  0x3f80u
+#define PF_ACT_ONE   (1u << PF_ACT_SHIFT)
+#define WS_RANK_MAX  5   /* 2^(rank + 2) - 1 laps: up to 127, PF_ACT's largest */
 
 static inline unsigned int pf_state(uint32_t s)
 {
@@ -129,6 +135,8 @@ struct pager_region {
 	_Atomic(void *) first_error; /* first address lost */
 	_Atomic uint8_t *locked;  /* per folio: FOLIO_LOCKED* (mapping.c):
 				     mlocked, never picked for eviction */
+	uint32_t *shadow;         /* per folio: eviction clock and rank
+				     (workingset.c); its owner's */
 	uint64_t *hash;           /* per folio: folio_hash() of its contents
 				     when it came back clean (PF_CLEAN), for
 				     the evictor to tell whether it was
@@ -222,7 +230,9 @@ struct pager_group {
 	X(unuse_moved)     \
 	X(unuse_loaded)    \
 	X(fork_folded)     \
-	X(fork_window)
+	X(fork_window)     \
+	X(workingset_refault) \
+	X(workingset_activate)
 
 struct pager_counters {
 #define X(name) _Atomic uint64_t name;
@@ -259,6 +269,10 @@ struct uswap_pager {
 	pthread_cond_t kswapd_cond;
 	bool kswapd_kick;                /* kswapd_lock */
 
+	_Atomic uint64_t ws_clock;      /* folios evicted (workingset.c) */
+	_Atomic uint64_t ws_protected;  /* folios the hand found with laps
+					   left, over its last whole lap */
+	uint64_t ws_lap_count;          /* ... over this lap; hand_lock */
 	_Atomic uint64_t resident;      /* pages charged */
 	_Atomic uint64_t resident_peak;
 	_Atomic uint64_t locked_apart;  /* resident pages of locked folios,
@@ -403,6 +417,23 @@ uint32_t folio_wait_idle(_Atomic uint32_t *state);
  * holding the poison fill without UFFDIO_POISON. */
 void folio_poison(struct uswap_pager *p, struct pager_region *r, size_t idx,
 		  void *buf, int err);
+
+/* ------------------------------------------------------------------------
+ * workingset.c: the refault distance. Context: the folio's owner.
+ * ---------------------------------------------------------------------- */
+/* A folio leaves memory (written, dropped clean, or all zeros): stamp its
+ * shadow with the eviction clock. */
+void workingset_evicted(struct uswap_pager *p, struct pager_region *r, size_t idx);
+/* The faulting folio comes back (swap-in or zeros after an eviction):
+ * the laps its new rank gives it, as PF_ACT bits for its state word. */
+uint32_t workingset_refault(struct uswap_pager *p, struct pager_region *r, size_t idx);
+/* The program let the folio go (discard): no shadow, no rank. */
+void workingset_forget(struct pager_region *r, size_t idx);
+/* The hand starts a new lap. Context: hand_lock held. */
+void workingset_lap(struct uswap_pager *p);
+/* Protected folios are at most this share of the limit. */
+#define WS_PROTECT_NUM 3
+#define WS_PROTECT_DEN 4
 
 /* ------------------------------------------------------------------------
  * reclaim.c: the limit, the clock, eviction

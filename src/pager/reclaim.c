@@ -374,9 +374,13 @@ struct victim {
 
 /*
  * clock_pick() - claim up to @max folios for eviction, in hand order:
- * resident folios whose reference bit is clear become EVICTING (dirty) or
- * DROPPING (clean); set bits are cleared on the way (second chance). At
- * most two laps, so a pass ends even when every folio is busy.
+ * resident folios whose reference bit is clear and whose working-set
+ * laps (PF_ACT, workingset.c) are used up become EVICTING; set bits are
+ * cleared and laps counted down on the way (second chance, and more for
+ * folios that came back soon after their last eviction). At most four
+ * laps, so a pass ends even when every folio is busy or protected (the
+ * protected ones are at most WS_PROTECT_NUM/DEN of the limit: the hand
+ * frees some in every lap).
  * Context: p->lock read-held; takes hand_lock.
  */
 static unsigned int clock_pick(struct uswap_pager *p, struct victim *v, unsigned int max)
@@ -385,7 +389,7 @@ static unsigned int clock_pick(struct uswap_pager *p, struct victim *v, unsigned
 	unsigned int n = 0;
 
 	pthread_mutex_lock(&p->hand_lock);
-	budget = 2 * p->total_folios + p->nr_regions + 1;
+	budget = 4 * p->total_folios + p->nr_regions + 1;
 	while (n < max && budget-- && p->nr_regions) {
 		struct pager_region *r;
 		uint32_t s, next;
@@ -394,6 +398,7 @@ static unsigned int clock_pick(struct uswap_pager *p, struct victim *v, unsigned
 		if (p->hand_region >= p->nr_regions) {
 			p->hand_region = 0;
 			p->hand_folio = 0;
+			workingset_lap(p);
 		}
 		r = p->regions[p->hand_region];
 		if (p->hand_folio >= r->nr_folios) {
@@ -406,10 +411,12 @@ static unsigned int clock_pick(struct uswap_pager *p, struct victim *v, unsigned
 		if ((pf_state(s) != PF_RESIDENT && pf_state(s) != PF_CLEAN) ||
 		    atomic_load_explicit(&r->locked[idx], memory_order_relaxed))
 			continue;
-		if (s & PF_REF) {
+		if (s & (PF_REF | PF_ACT_MASK)) {
 			/* A failed exchange means the folio changed: look at
 			 * it again next lap. */
-			atomic_compare_exchange_strong_explicit(&r->state[idx], &s, s & ~PF_REF,
+			next = s & PF_REF ? s & ~PF_REF : s - PF_ACT_ONE;
+			p->ws_lap_count += !(s & PF_REF);
+			atomic_compare_exchange_strong_explicit(&r->state[idx], &s, next,
 								memory_order_relaxed,
 								memory_order_relaxed);
 			continue;
@@ -819,6 +826,7 @@ static long evict(struct uswap_pager *p, struct victim *v, unsigned int n)
 	for (unsigned int i = 0; i < n; i++) {
 		if (v[i].keep)
 			continue;
+		workingset_evicted(p, v[i].r, v[i].idx);
 		atomic_store_explicit(&v[i].r->state[v[i].idx],
 				      v[i].zero ? PF_NONE
 						: PF_SWAPPED | (v[i].whole ? PF_WHOLE : 0),

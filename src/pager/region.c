@@ -76,6 +76,7 @@ static void region_free(struct pager_region *r)
 	free((void *)r->slot);
 	free((void *)r->locked);
 	free(r->hash);
+	free(r->shadow);
 	free(r);
 }
 
@@ -95,9 +96,10 @@ static struct pager_region *region_alloc_meta(struct uswap_pager *p, size_t size
 	 * memory only where the program commits it. */
 	r->locked = calloc(r->nr_folios, sizeof(*r->locked));
 	r->hash = calloc(r->nr_folios, sizeof(*r->hash));
+	r->shadow = calloc(r->nr_folios, sizeof(*r->shadow));
 	atomic_init(&r->nr_errors, 0);
 	atomic_init(&r->first_error, NULL);
-	if (!r->state || !r->slot || !r->locked || !r->hash) {
+	if (!r->state || !r->slot || !r->locked || !r->hash || !r->shadow) {
 		region_free(r);
 		return NULL;
 	}
