@@ -13,7 +13,7 @@
 # side; each run's wall time, their ratio, and a check that both sides
 # wrote the same bytes on stdout (CMD_DEVSIZE per device, default 512M).
 # CMD's stderr shows on both sides (the kernel side's last 3 lines after
-# each run). A kernel run in which the memory cgroup OOM-killed any
+# each run, and the pages the system swapped in and out during it). A kernel run in which the memory cgroup OOM-killed any
 # process of CMD counts as failed even when CMD exits 0 (stress-ng
 # restarts a killed worker and ends early with fewer bogo ops): only
 # complete runs give the ratio.
@@ -247,10 +247,15 @@ oom_kills() {
 # a file whose checksum both sides must share. The kernel side returns 2
 # when the memory cgroup OOM-killed a process of CMD during the run.
 now() { date +%s.%N; }
+swaps() { awk '/^(pswpin|pswpout) / { printf "%s ", $2 }' /proc/vmstat; }
 run_cmd_kernel() {
-	local t0 oom0; t0=$(now); oom0=$(oom_kills)
+	local t0 oom0 sw0; t0=$(now); oom0=$(oom_kills); sw0=$(swaps)
 	perf_side kernel sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$CGROUP" "${CMD[@]}" \
 		> "/tmp/compare-kernel.$$.kout" 2> "/tmp/compare-kernel.$$.kerr" || { cat "/tmp/compare-kernel.$$.kerr" >&2; return 1; }
+	# shellcheck disable=SC2086,SC2046 # two numbers each
+	set -- $sw0 $(swaps)
+	echo "     kernel side: pswpin $(($3 - $1)), pswpout $(($4 - $2)) pages (the whole system's)" \
+		>> "/tmp/compare-kernel.$$.kerr"
 	[ "$(oom_kills)" -eq "$oom0" ] || return 2
 	awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'
 }
@@ -291,7 +296,7 @@ if [ ${#CMD[@]} -gt 0 ]; then
 			"$(awk -v a="$k" -v b="$u" 'BEGIN { print (b > 0 ? a / b : 0) }')"
 		# What CMD said on stderr on the kernel side (uswap's side prints
 		# it as it runs): a command's own figures, such as fork_swapped.py's.
-		tail -n 3 "/tmp/compare-kernel.$$.kerr" | sed 's/^/     kernel side stderr: /'
+		tail -n 4 "/tmp/compare-kernel.$$.kerr" | sed '$!s/^/     kernel side stderr: /'
 	done
 	echo "kernel side failed $kfail of $RUNS runs; uswap run completed all $RUNS"
 	if [ ${#kl[@]} -eq 0 ]; then

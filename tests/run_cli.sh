@@ -10,7 +10,8 @@
 # python3 building, forking and checksumming a structure; zram over an
 # NBD export (nbdkit) as tiers; an encrypted device; uswap status on
 # a live program (owner-only socket, a dead one's removed); then the exit
-# status passthrough, SIGTERM, --json, and bad input (CMD not found is
+# status passthrough, SIGTERM, --json, the working set and
+# --no-workingset, and bad input (CMD not found is
 # 127, a bad --device or --limit is 2 and nothing starts; the counters
 # survive an exec, once; a --trace FIFO
 # that no one reads is 2 at once, one with a reader gets the trace).
@@ -77,6 +78,29 @@ for opts in "" "--daemon"; do
 			[ "$1" -gt 0 ] || fail "readahead ($opts): none by default: $got"
 		else
 			[ "$1" = 0 ] || fail "--readahead 0 ($opts): $1 folios read ahead"
+		fi
+	done
+done
+
+# The working set, both modes: bench/hot_stream.py reads a hot set after
+# every MiB of a stream; hot folios evicted by age come straight back and
+# are activated by default (workingset_activate), and with
+# --no-workingset no refault is even looked at. Both print the same sum.
+hot=$(dirname "$0")/../bench/hot_stream.py
+for opts in "" "--daemon"; do
+	for ws in "" "--no-workingset"; do
+		# shellcheck disable=SC2086 # $opts $ws: options
+		"$uswap" run $opts $ws --limit 16M --json "$dir/ws.json" -- python3 "$hot" 8 32 3 \
+			> "$dir/ws.out" 2>&1 || fail "working set ($opts $ws): $(cat "$dir/ws.out")"
+		grep -qx 196608 "$dir/ws.out" || fail "hot_stream ($opts $ws): $(cat "$dir/ws.out")"
+		set -- $(python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(j["workingset_refault"], j["workingset_activate"], j["swpin"])' "$dir/ws.json")
+		[ "$3" -gt 0 ] || fail "working set ($opts $ws): nothing swapped in"
+		if [ -z "$ws" ]; then
+			[ "$2" -gt 0 ] && [ "$1" -ge "$2" ] ||
+				fail "working set ($opts): refaults $1, activations $2"
+		else
+			[ "$1" = 0 ] && [ "$2" = 0 ] ||
+				fail "--no-workingset ($opts): refaults $1, activations $2"
 		fi
 	done
 done
