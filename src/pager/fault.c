@@ -179,6 +179,7 @@ static void fault_zero(struct uswap_pager *p, struct pager_handler *h,
 	void *addr = folio_addr(r, idx);
 	int err;
 
+	region_note_used(r, idx + 1 + n);
 	pager_charge(p, (1 + n) * p->nr);
 	err = map_zero(p, addr, len, write);
 	if (err && n) {

@@ -67,6 +67,7 @@ static void take_folio(struct uswap_pager *p, struct pager_region *r, size_t idx
 {
 	size_t page0 = idx * p->nr, opage0 = oidx * p->nr;
 
+	region_note_used(r, idx + 1);
 	for (unsigned int i = 0; i < p->nr; i++) {
 		uint64_t v = atomic_exchange_explicit(&ro->slot[opage0 + i], 0,
 						      memory_order_relaxed);
@@ -163,7 +164,7 @@ static long load_all(struct uswap_pager *old)
 	for (size_t i = 0; i < old->nr_regions; i++) {
 		struct pager_region *ro = old->regions[i];
 
-		for (size_t idx = 0; idx < ro->nr_folios; idx++) {
+		for (size_t idx = 0, end = region_used(ro); idx < end; idx++) {
 			uint32_t s = atomic_load_explicit(&ro->state[idx], memory_order_acquire);
 			bool whole = (s & PF_WHOLE) != 0;
 
@@ -194,7 +195,7 @@ USWAP_API long uswap_pager_inherit(struct uswap_pager *p, struct uswap_pager *ol
 	for (size_t i = 0; i < old->nr_regions; i++) {
 		struct pager_region *ro = old->regions[i];
 
-		for (size_t idx = 0; idx < ro->nr_folios; idx++) {
+		for (size_t idx = 0, end = region_used(ro); idx < end; idx++) {
 			int rc = inherit_folio(p, old, ro, idx, buf);
 
 			taken += rc > 0;

@@ -78,7 +78,7 @@ USWAP_API int uswap_pager_hold(struct uswap_pager *p)
 	pthread_rwlock_unlock(&p->lock);
 	pthread_rwlock_rdlock(&p->lock);
 	for (size_t i = 0; i < p->nr_regions; i++)
-		lost += region_load_range(p, p->regions[i], 0, p->regions[i]->nr_folios,
+		lost += region_load_range(p, p->regions[i], 0, region_used(p->regions[i]),
 					  false);
 	pthread_rwlock_unlock(&p->lock);
 	return lost ? -EIO : 0;

@@ -125,6 +125,13 @@ struct pager_region {
 	void *map;                /* the mmap (base plus alignment slack) */
 	size_t map_len;
 	size_t nr_folios;
+	_Atomic size_t used;      /* one past the last folio ever taken out
+				     of NONE (region_note_used()): every
+				     folio from here on is NONE, so the
+				     scans of the clock, hold, fork and
+				     destroy stop here (a heap reserved at
+				     8 GiB and using 20 MiB costs 20 MiB's
+				     worth of scan, not 8 GiB's) */
 	_Atomic uint32_t *state;  /* per folio: enum pfolio_state | PF_* */
 	_Atomic uint64_t *slot;   /* per page: uswap_entry_t.val of its slot,
 				     0 = none; written by the folio's owner */
@@ -402,6 +409,22 @@ int uffd_poison(int fd, void *addr, size_t len);
  * ---------------------------------------------------------------------- */
 /* The region holding @addr, or NULL. Context: p->lock read-held. */
 struct pager_region *region_find(struct uswap_pager *p, uintptr_t addr);
+/* Folios below @end may leave NONE: raise r->used to @end. Call before
+ * the state word of such a folio is published. Context: any. */
+static inline void region_note_used(struct pager_region *r, size_t end)
+{
+	size_t cur = atomic_load_explicit(&r->used, memory_order_relaxed);
+
+	while (cur < end && !atomic_compare_exchange_weak_explicit(&r->used, &cur, end,
+								   memory_order_release,
+								   memory_order_relaxed))
+		;
+}
+/* The folios a scan of @r must look at: [0, region_used(r)). */
+static inline size_t region_used(struct pager_region *r)
+{
+	return atomic_load_explicit(&r->used, memory_order_acquire);
+}
 /* Destroy every region (pager teardown). */
 void region_destroy_all(struct uswap_pager *p);
 
@@ -580,6 +603,16 @@ int mm_zap(struct uswap_pager *p, const struct iovec *r, unsigned int n);
  * mapped (or, for a target, swapped out by the kernel). Return: 0 or
  * -errno (-ESRCH: the target is gone). */
 int mm_present(struct uswap_pager *p, void *addr, size_t len, unsigned char *vec);
+/* The runs of pages in [@addr, @addr + @len) that are mapped or swapped
+ * out by the kernel, in address order, from one PAGEMAP_SCAN (Linux 6.7)
+ * per @max runs: up to @max of them in @runs (iov_base, iov_len), and
+ * *@next where the next call starts (@addr + @len when done). For a
+ * region whose pages are few beside its size (a heap reserved at 8 GiB),
+ * where mincore() would look at every page. Return: the runs found, or
+ * -errno: -ENOTTY (or -EINVAL) where the kernel has no PAGEMAP_SCAN,
+ * -ESRCH for a target that is gone. */
+long mm_populated(struct uswap_pager *p, void *addr, size_t len, struct iovec *runs,
+		  unsigned int max, char **next);
 
 /* ------------------------------------------------------------------------
  * fork.c: the folios a fork child touched before its pager existed

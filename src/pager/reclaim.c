@@ -401,7 +401,7 @@ static unsigned int clock_pick(struct uswap_pager *p, struct victim *v, unsigned
 			workingset_lap(p);
 		}
 		r = p->regions[p->hand_region];
-		if (p->hand_folio >= r->nr_folios) {
+		if (p->hand_folio >= region_used(r)) {
 			p->hand_region++;
 			p->hand_folio = 0;
 			continue;

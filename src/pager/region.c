@@ -201,51 +201,97 @@ static bool region_overlaps(struct uswap_pager *p, const char *addr, size_t size
 	return false;
 }
 
-/* Charge what the adopted memory has mapped: a folio with any page
- * present becomes RESIDENT, its missing pages mapped as zeros (a RESIDENT
- * folio is whole: the evictor reads all of it), and one with none stays
- * NONE. A page the kernel swapped out counts as present (UFFDIO_COPY says
- * EEXIST). The region is registered, so nothing else maps a page meanwhile.
+/* Adopt folios [@first, @first + @nf) of @r, @vec being their pages'
+ * mm_present() answer: a folio with any page present becomes RESIDENT,
+ * its missing pages mapped as zeros (a RESIDENT folio is whole: the
+ * evictor reads all of it); one with none stays NONE. A page the kernel
+ * swapped out counts as present (UFFDIO_COPY says EEXIST). Return: pages
+ * charged, or -errno. */
+static long adopt_folios(struct uswap_pager *p, struct pager_region *r, size_t first,
+			 size_t nf, const unsigned char *vec)
+{
+	long charged = 0;
+
+	for (size_t f = 0; f < nf; f++) {
+		const unsigned char *v = vec + f * p->nr;
+		unsigned int in = 0;
+
+		for (unsigned int i = 0; i < p->nr; i++)
+			in += v[i] & 1;
+		if (!in)
+			continue;
+		for (unsigned int i = 0; i < p->nr && in < p->nr; i++) {
+			char *page = folio_addr(r, first + f) + (size_t)i * USWAP_PAGE_SIZE;
+			int err = (v[i] & 1) ? 0 : uffd_copy(p->uffd, page, p->zero,
+							 USWAP_PAGE_SIZE, false);
+
+			if (err && err != -EEXIST)
+				return err;
+		}
+		region_note_used(r, first + f + 1);
+		atomic_store_explicit(&r->state[first + f], PF_RESIDENT, memory_order_relaxed);
+		charged += p->nr;
+	}
+	return charged;
+}
+
+/* adopt_folios() over folios [@first, @last), ADOPT_CHUNK at a time. */
+#define ADOPT_CHUNK 4096 /* folios per mm_present() */
+static long adopt_range(struct uswap_pager *p, struct pager_region *r, size_t first,
+			size_t last, unsigned char *vec)
+{
+	long charged = 0;
+
+	for (; first < last; first += ADOPT_CHUNK) {
+		size_t nf = last - first < ADOPT_CHUNK ? last - first : ADOPT_CHUNK;
+		int rc = mm_present(p, folio_addr(r, first), nf * p->folio_bytes, vec);
+		long got = rc ? rc : adopt_folios(p, r, first, nf, vec);
+
+		if (got < 0)
+			return got;
+		charged += got;
+	}
+	return charged;
+}
+
+/* Charge what the adopted memory has mapped (adopt_folios()). Where the
+ * kernel has PAGEMAP_SCAN, only the runs of pages it reports are looked
+ * at: a fork child adopts its copy of a heap reserved at gigabytes and
+ * holding megabytes, and mincore() over all of it cost 20 ms a fork.
+ * The region is registered, so nothing else maps a page meanwhile.
  * Return: pages charged, or -errno. */
 static long adopt_present(struct uswap_pager *p, struct pager_region *r)
 {
-	size_t chunk = 4096 * p->nr; /* folios looked at per mincore() */
-	unsigned char *vec = malloc(chunk);
+	unsigned char *vec = malloc((size_t)ADOPT_CHUNK * p->nr);
+	char *at = r->base, *end = r->base + r->size;
+	size_t done = 0; /* folios below this were adopted */
 	long charged = 0;
 
 	if (!vec)
 		return -ENOMEM;
-	for (size_t first = 0; first < r->nr_folios; first += 4096) {
-		size_t nf = r->nr_folios - first < 4096 ? r->nr_folios - first : 4096;
+	while (at < end && charged >= 0) {
+		struct iovec run[64];
+		long n = mm_populated(p, at, (size_t)(end - at), run, 64, &at);
 
-		int rc = mm_present(p, folio_addr(r, first), nf * p->folio_bytes, vec);
-
-		if (rc) {
-			free(vec);
-			return rc;
+		if (n == -ENOTTY || n == -EINVAL) { /* no PAGEMAP_SCAN: every page */
+			charged = done ? -EIO : adopt_range(p, r, 0, r->nr_folios, vec);
+			break;
 		}
-		for (size_t f = 0; f < nf; f++) {
-			const unsigned char *v = vec + f * p->nr;
-			unsigned int in = 0;
-
-			for (unsigned int i = 0; i < p->nr; i++)
-				in += v[i] & 1;
-			if (!in)
-				continue;
-			for (unsigned int i = 0; i < p->nr && in < p->nr; i++) {
-				char *page = folio_addr(r, first + f) + (size_t)i * USWAP_PAGE_SIZE;
-				int err = (v[i] & 1) ? 0 : uffd_copy(p->uffd, page, p->zero,
-								 USWAP_PAGE_SIZE, false);
-
-				if (err && err != -EEXIST) {
-					free(vec);
-					return err;
-				}
-			}
-			atomic_store_explicit(&r->state[first + f], PF_RESIDENT,
-					      memory_order_relaxed);
-			charged += p->nr;
+		if (n < 0) {
+			charged = n;
+			break;
 		}
+		for (long i = 0; i < n && charged >= 0; i++) {
+			size_t lo = (size_t)((char *)run[i].iov_base - r->base) / p->folio_bytes;
+			size_t hi = ((size_t)((char *)run[i].iov_base - r->base) + run[i].iov_len +
+				     p->folio_bytes - 1) / p->folio_bytes;
+			long got = adopt_range(p, r, lo > done ? lo : done, hi, vec);
+
+			charged = got < 0 ? got : charged + got;
+			done = hi > done ? hi : done;
+		}
+		if (!n)
+			break;
 	}
 	free(vec);
 	return charged;
@@ -317,7 +363,7 @@ static void region_release(struct uswap_pager *p, struct pager_region *r)
 {
 	uint64_t charged = 0;
 
-	for (size_t idx = 0; idx < r->nr_folios; idx++) {
+	for (size_t idx = 0, end = region_used(r); idx < end; idx++) {
 		uint32_t s = atomic_load_explicit(&r->state[idx], memory_order_acquire);
 
 		WARN_ONCE(pf_busy(s), "pager: folio busy at region destroy");

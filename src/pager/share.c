@@ -149,7 +149,7 @@ USWAP_API long uswap_pager_share_prepare(struct uswap_pager *p, struct uswap_pag
 	for (size_t i = 0; i < p->nr_regions; i++) {
 		struct pager_region *r = p->regions[i];
 
-		for (size_t idx = 0; idx < r->nr_folios; idx++) {
+		for (size_t idx = 0, end = region_used(r); idx < end; idx++) {
 			uint32_t st = atomic_load_explicit(&r->state[idx], memory_order_acquire);
 
 			if (pf_state(st) != PF_SWAPPED || !record(s, r, idx, st))
@@ -299,6 +299,7 @@ static int take(struct uswap_pager *child, const struct shared_folio *f, char *b
 	if (st != PF_NONE)
 		return 0;
 	page0 = idx * child->nr;
+	region_note_used(r, idx + 1);
 	for (unsigned int i = 0; i < child->nr; i++) {
 		atomic_store_explicit(&r->slot[page0 + i], f->slot[i], memory_order_relaxed);
 		if (f->slot[i])

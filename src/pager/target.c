@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -189,6 +190,63 @@ int mm_zap(struct uswap_pager *p, const struct iovec *r, unsigned int n)
 		return err == -ESRCH || err == -EPIPE ? 0 : err;
 	}
 	return uswap_pager_zap_self(r, n);
+}
+
+/* PAGEMAP_SCAN (Linux 6.7; Debian 12's headers are 6.1's): the uapi
+ * layout of linux/fs.h. */
+#ifndef PAGEMAP_SCAN
+struct page_region {
+	uint64_t start, end, categories;
+};
+struct pm_scan_arg {
+	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
+	uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
+};
+#define PAGEMAP_SCAN    _IOWR('f', 16, struct pm_scan_arg)
+#define PAGE_IS_PRESENT (1u << 3)
+#define PAGE_IS_SWAPPED (1u << 4)
+#endif
+
+long mm_populated(struct uswap_pager *p, void *addr, size_t len, struct iovec *runs,
+		  unsigned int max, char **next)
+{
+	struct page_region v[64];
+	struct pm_scan_arg a = {
+		.size = sizeof(a),
+		.start = (uintptr_t)addr,
+		.end = (uintptr_t)addr + len,
+		.vec = (uintptr_t)v,
+		.vec_len = max < 64 ? max : 64,
+		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+	};
+	int fd = p->remote ? p->pagemap : open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	long n;
+
+	if (fd < 0)
+		return -errno;
+	n = ioctl(fd, PAGEMAP_SCAN, &a);
+	if (n < 0)
+		n = errno == ESRCH || errno == ENOENT ? -ESRCH : -errno;
+	if (!p->remote)
+		close(fd);
+	if (n < 0)
+		return n;
+	/* The kernel merges neighbours of one category only: join a
+	 * present run and a swapped one that touch. */
+	long out = 0;
+
+	for (long i = 0; i < n; i++) {
+		if (out && (uintptr_t)runs[out - 1].iov_base + runs[out - 1].iov_len == v[i].start) {
+			runs[out - 1].iov_len += v[i].end - v[i].start;
+			continue;
+		}
+		runs[out].iov_base = (void *)(uintptr_t)v[i].start;
+		runs[out].iov_len = v[i].end - v[i].start;
+		out++;
+	}
+	*next = (char *)(uintptr_t)a.walk_end;
+	return out;
 }
 
 /* The pagemap entries' present (63) and swapped (62) bits. */
