@@ -99,6 +99,12 @@ struct uswap_pager; /* one userfaultfd, handler threads, limit, clock */
 					 more laps each time, the kernel's
 					 workingset activation): for
 					 comparisons */
+#define USWAP_PAGER_NO_PAGEMAP_SCAN 0x200 /* adopt a region (and a fork
+					 child its heap) by mincore() of
+					 every page even where PAGEMAP_SCAN
+					 (Linux 6.7) lists the mapped runs:
+					 the path of older kernels, for tests
+					 and comparisons */
 
 /*
  * uswap_pager_error_fn - called once per folio lost to a read error, in a

@@ -225,7 +225,8 @@ static void handlers_stop(struct uswap_pager *p)
 #define KNOWN_FLAGS (USWAP_PAGER_KERNEL_FAULTS | USWAP_PAGER_NO_POISON | \
 		     USWAP_PAGER_NO_KEEP_CLEAN | USWAP_PAGER_NO_ZEROPAGE | \
 		     USWAP_PAGER_NO_SPIN | USWAP_PAGER_NO_KSWAPD | USWAP_PAGER_FORKABLE | \
-		     USWAP_PAGER_NO_MOVE | USWAP_PAGER_NO_WORKINGSET)
+		     USWAP_PAGER_NO_MOVE | USWAP_PAGER_NO_WORKINGSET | \
+		     USWAP_PAGER_NO_PAGEMAP_SCAN)
 
 /* Check @cfg and fill in the defaults. Return: 0 or -EINVAL. */
 /* Join @cfg->group (if any): the limit is the group's. A group needs each

@@ -269,6 +269,10 @@ static long adopt_present(struct uswap_pager *p, struct pager_region *r)
 
 	if (!vec)
 		return -ENOMEM;
+	if (p->cfg.flags & USWAP_PAGER_NO_PAGEMAP_SCAN) {
+		charged = adopt_range(p, r, 0, r->nr_folios, vec);
+		at = end;
+	}
 	while (at < end && charged >= 0) {
 		struct iovec run[64];
 		long n = mm_populated(p, at, (size_t)(end - at), run, 64, &at);
