@@ -239,13 +239,17 @@ USWAP_API void uswap_pager_share_parent(struct uswap_pager *p, struct uswap_page
 	pthread_rwlock_wrlock(&p->lock);
 	atomic_store_explicit(&p->fork_share, NULL, memory_order_release);
 	pthread_rwlock_unlock(&p->lock);
-	uswap_pager_release(p);
-	if (!s)
-		return;
-	for (size_t i = 0; i < s->n; i++)
+	/* Still held: a served folio the fork copied is mapped in the parent
+	 * until it is read here. Evicted first (the hold ended), it would
+	 * look not copied, and the child would fold the record's older
+	 * bytes into its copy where that has zeros. */
+	for (size_t i = 0; s && i < s->n; i++)
 		if (atomic_load_explicit(&s->f[i].served, memory_order_relaxed) &&
 		    s->pagemap >= 0)
 			s->f[i].copied = share_copied(s, &s->f[i]);
+	uswap_pager_release(p);
+	if (!s)
+		return;
 	pthread_mutex_lock(&s->lock);
 	s->parent_done = true;
 	pthread_cond_broadcast(&s->done);
