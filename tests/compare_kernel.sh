@@ -11,18 +11,23 @@
 # under `uswap run` (USWAP_RUN_LIMIT set) it does nothing. Both sides
 # print the same line. No timing is asserted.
 #
-# Needs root, zram and a memory cgroup (what compare-kernel.sh needs);
-# skips with the reason otherwise. Everything it makes is torn down by
+# Needs root, zram and a memory cgroup (what compare-kernel.sh needs)
+# and a working `uswap run` (not a sanitizer build); skips with the
+# reason otherwise. Everything it makes is torn down by
 # compare-kernel.sh's own trap; this test checks that too.
 #
 # Usage: compare_kernel.sh USWAP SOURCE_ROOT
 set -u
 uswap=$1
 src=$2
-fail() { echo "FAIL: $*"; exit 1; }
 command -v python3 > /dev/null || { echo "SKIP: no python3"; exit 77; }
-out=$(mktemp "${TMPDIR:-/tmp}/uswap-compare.XXXXXX") || exit 1
-trap 'rm -f "$out"' EXIT INT TERM
+dir=$(mktemp -d "${TMPDIR:-/tmp}/uswap-compare.XXXXXX") || exit 1
+out=$dir/out
+trap 'rm -rf "$dir"' EXIT INT TERM
+. "$(dirname "$0")/run_lib.sh"
+# uswap run itself must work here (no agent under a sanitizer, no
+# userfaultfd permission): else skip, as the run_*.sh tests do.
+run_probe "$uswap" "$dir"
 swaps_before=$(cat /proc/swaps 2>/dev/null)
 
 compare() {
