@@ -4,7 +4,8 @@
 # Description: `uswap run` on unmodified programs, each with a heap
 # several times the limit: run_helper (the malloc family, fork with
 # swapped-out pages, read(2)/write(2) on swapped-out buffers, threads,
-# forks with the locale's data swapped out, both modes; a signal
+# forks with the locale's data swapped out, both modes; forks while
+# threads walk glibc's list of streams, both modes; a signal
 # handler without SA_RESTART interrupting the agent's calls, both modes),
 # sort -S whose output must be byte-identical to sort's without uswap,
 # python3 building, forking and checksumming a structure; zram over an
@@ -61,6 +62,20 @@ for opts in "--order 0" "--order 4" "--daemon --order 0" "--daemon --order 4"; d
 	[ $rc = 77 ] && { echo "# localefork: $(cat "$dir/lf.out")"; break; }
 	[ $rc = 0 ] && grep -q "^localefork: ok" "$dir/lf.out" ||
 		fail "run_helper localefork ($opts): exit status $rc: $(cat "$dir/lf.out")"
+done
+
+# Forks while another thread walks glibc's list of streams (fopen,
+# fflush(NULL)) and a third swaps the streams out, both modes: the
+# in-process pager hung (the walker faulted with the list's lock held,
+# which glibc's fork takes after the atfork handlers), and a child
+# crashed in glibc's reset of the streams' locks (a swapped-out FILE read
+# as zeros there).
+for opts in "" "--daemon"; do
+	# shellcheck disable=SC2086 # $opts: options
+	run_watched 120 "$dir/fs.out" "$uswap" run $opts --limit 16M -- "$helper" forkstdio 64
+	rc=$?
+	[ $rc = 0 ] && grep -q "^forkstdio: ok" "$dir/fs.out" ||
+		fail "run_helper forkstdio ($opts): exit status $rc: $(tail -c 4000 "$dir/fs.out")"
 done
 
 # Readahead, both modes: on by default at --order 0 (run_helper alloc

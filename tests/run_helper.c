@@ -42,6 +42,12 @@
  *           written, checked and unmapped meanwhile: each is an agent call
  *           of uswap run --daemon that the signal interrupts (as a
  *           shell's SIGCHLD did: the process was killed)
+ *   forkstdio  a thread walks glibc's list of open streams (500 FILEs
+ *           open, fflush(NULL), fopen/fclose), another streams SIZE MiB
+ *           so that the FILEs are swapped out, and the main thread forks
+ *           200 times: glibc's fork() takes the list's lock after the
+ *           atfork handlers, so a walker faulting with it held must still
+ *           be served (it hung the in-process pager)
  * Usage: run_helper MODE SIZE_MIB
  */
 #include <ctype.h>
@@ -563,12 +569,90 @@ static int mode_signals(size_t n)
 	return 0;
 }
 
+struct stdio_walk {
+	FILE *open[500];
+	unsigned char *big;
+	size_t n;
+	_Atomic int stop;
+	int bad;
+};
+
+/* Walks glibc's list of streams: each FILE is malloc'd, so swapped out
+ * while the streamer runs, and the walker faults holding the list lock. */
+static void *stdio_walker(void *arg)
+{
+	struct stdio_walk *w = arg;
+
+	while (!w->stop) {
+		FILE *f = fopen("/dev/null", "r");
+
+		if (!f) {
+			w->bad = 1;
+			break;
+		}
+		fflush(NULL);
+		fclose(f);
+	}
+	return NULL;
+}
+
+static void *stdio_streamer(void *arg)
+{
+	struct stdio_walk *w = arg;
+
+	for (unsigned int salt = 40; !w->stop; salt++) {
+		fill(w->big, w->n, salt);
+		if (verify(w->big, w->n, salt, "streamer")) {
+			w->bad = 1;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static int mode_forkstdio(size_t n)
+{
+	static struct stdio_walk w;
+	pthread_t walker, streamer;
+	int status;
+
+	w.n = n;
+	CHECK((w.big = malloc(n)) != NULL);
+	for (unsigned int i = 0; i < 500; i++)
+		CHECK((w.open[i] = fopen("/dev/null", "r")) != NULL);
+	fflush(stdout);
+	CHECK(pthread_create(&walker, NULL, stdio_walker, &w) == 0);
+	CHECK(pthread_create(&streamer, NULL, stdio_streamer, &w) == 0);
+	for (unsigned int i = 0; i < 200; i++) {
+		pid_t pid = fork();
+
+		CHECK(pid >= 0);
+		if (pid == 0)
+			_exit(0);
+		CHECK(waitpid(pid, &status, 0) == pid);
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			printf("forkstdio: child %u: status %#x\n", i, status);
+			w.bad = 1;
+			break;
+		}
+	}
+	w.stop = 1;
+	pthread_join(walker, NULL);
+	pthread_join(streamer, NULL);
+	for (unsigned int i = 0; i < 500; i++)
+		fclose(w.open[i]);
+	CHECK(!w.bad);
+	free(w.big);
+	printf("forkstdio: ok\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	size_t n;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: run_helper alloc|fork|syscall|threads|mmap|realloc|discard|reserve|tree|forkers|localefork|signals "
+		fprintf(stderr, "usage: run_helper alloc|fork|syscall|threads|mmap|realloc|discard|reserve|tree|forkers|localefork|signals|forkstdio "
 			"SIZE_MIB\n");
 		return 2;
 	}
@@ -597,5 +681,7 @@ int main(int argc, char **argv)
 		return mode_localefork(n);
 	if (!strcmp(argv[1], "signals"))
 		return mode_signals(n);
+	if (!strcmp(argv[1], "forkstdio"))
+		return mode_forkstdio(n);
 	return 2;
 }

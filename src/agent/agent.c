@@ -478,31 +478,66 @@ static void hold_for_fork(void)
 static uint64_t fork_share;
 static AGENT_TLS uint64_t t_fork_token; /* fork_share, for fork() below */
 
+/* How many times a fork's preparation is redone when a stream was
+ * evicted between agent_streams_in() and the stop of eviction; then the
+ * fork reads every folio in instead (hold_for_fork()). */
+#define STREAM_TRIES 3
+
+/* In-process copy: eviction stopped and the pager's lock held for the
+ * fork, with every stream mapped (streams.c). Return: whether it is so;
+ * if not, nothing is held and the fork must read everything in. */
+static bool prepare_copy(void)
+{
+	for (int i = 0; i < STREAM_TRIES; i++) {
+		agent_streams_in();
+		uswap_pager_fork_prepare(agent.p);
+		if (agent_streams_mapped())
+			return true;
+		uswap_pager_fork_parent(agent.p); /* undone */
+	}
+	return false;
+}
+
+/* --daemon: the fork's record taken by uswap run, with every stream
+ * mapped. Return: its token, or 0 (none: the fork must read everything
+ * in). */
+static uint64_t prepare_share(void)
+{
+	for (int i = 0; i < STREAM_TRIES; i++) {
+		long token;
+
+		agent_streams_in();
+		/* With the mapping tables held: nothing is discarded or
+		 * remapped between the record and the fork. */
+		token = agent_daemon_call(USWAP_DOP_FORK_PREPARE, NULL, 0, 0);
+		if (token <= 0)
+			return 0;
+		if (agent_streams_mapped())
+			return (uint64_t)token;
+		agent_daemon_call(USWAP_DOP_FORK_PARENT, NULL, 0, 0); /* undone */
+		agent_daemon_call(USWAP_DOP_FORK_DROP, NULL, 0, (uint64_t)token);
+	}
+	return 0;
+}
+
 static void prepare_fork(void)
 {
 	pthread_mutex_lock(&fork_lock);
 	t_internal++;
+	agent_streams_lock(); /* first: streams.c says why */
 	fork_copy = !agent.detached && agent.p && fork_copies();
 	fork_share = 0;
-	if (agent_has_pager() && !fork_copy && !agent.remote)
-		hold_for_fork();
 	agent_adopt_lock();
 	agent_mmap_lock();
 	/* Last: from here a fault on the heap waits until the fork is done,
 	 * and the agent's locks are the ones a program thread takes before
 	 * the pager's (adopt.c). */
-	if (fork_copy)
-		uswap_pager_fork_prepare(agent.p);
-	if (agent_has_pager() && agent.remote) {
-		/* With the mapping tables held: nothing is discarded or
-		 * remapped between the record and the fork. */
-		long token = agent_daemon_call(USWAP_DOP_FORK_PREPARE, NULL, 0, 0);
-
-		if (token > 0)
-			fork_share = (uint64_t)token;
-		else
-			hold_for_fork();
-	}
+	if (fork_copy && !prepare_copy())
+		fork_copy = false;
+	if (agent_has_pager() && agent.remote)
+		fork_share = prepare_share();
+	if (agent_has_pager() && !fork_copy && !fork_share)
+		hold_for_fork();
 	if (agent.remote)
 		agent_daemon_fork_lock();
 	t_fork_token = fork_share;
@@ -522,6 +557,7 @@ static void parent_after_fork(void)
 	agent_adopt_unlock();
 	if (!fork_share && agent_has_pager() && !fork_copy)
 		agent_pg_release();
+	agent_streams_unlock();
 	t_internal--;
 	pthread_mutex_unlock(&fork_lock);
 }
@@ -660,6 +696,10 @@ static void child_after_fork(void)
 {
 	struct uswap_pager *old = agent.p;
 
+	/* One thread here: the list unlocked, as glibc does in a child of
+	 * a process it saw with several threads (ours, taken in
+	 * prepare_fork(), too). */
+	agent_streams_reset();
 	if (agent.remote) {
 		agent_mmap_unlock();
 		if (!agent.detached) {

@@ -200,6 +200,17 @@ int agent_fd_above_stdio(int fd);
 unsigned int agent_stdio_hold(void);
 void agent_stdio_release(unsigned int held);
 
+/* streams.c: glibc's list of streams across a fork (the file's header
+ * says why). agent_streams_lock()/_unlock(): its lock, taken before the
+ * pager's for the fork; _reset(): unlocked in a child (one thread).
+ * agent_streams_in(): each FILE and its lock read in; _mapped(): whether
+ * they all still are. Called with the list locked. */
+void agent_streams_lock(void);
+void agent_streams_unlock(void);
+void agent_streams_reset(void);
+void agent_streams_in(void);
+bool agent_streams_mapped(void);
+
 /* status.c: publish this process's state on its status socket
  * (<uswap/status.h>). Return: 0 or -errno (nothing published). */
 int agent_status_start(void);
