@@ -12,8 +12,8 @@
 # NBD export (nbdkit) as tiers; an encrypted device; uswap status on
 # a live program (owner-only socket, a dead one's removed); then the exit
 # status passthrough, SIGTERM, --json, the working set and
-# --no-workingset, and bad input (CMD not found is
-# 127, a bad --device or --limit is 2 and nothing starts; the counters
+# --no-workingset, reads of untouched memory (uncharged), and bad
+# input (CMD not found is 127, a bad --device or --limit is 2 and nothing starts; the counters
 # survive an exec, once; a --trace FIFO
 # that no one reads is 2 at once, one with a reader gets the trace).
 # Skips (77) when the agent is not built (sanitizer builds) or kernel-fault
@@ -116,6 +116,39 @@ for opts in "" "--daemon"; do
 		else
 			[ "$1" = 0 ] && [ "$2" = 0 ] ||
 				fail "--no-workingset ($opts): refaults $1, activations $2"
+		fi
+	done
+done
+
+# Memory that is only read costs nothing, both modes: python maps 128
+# MiB (8x the limit: the agent's mmap, then the pager) and reads a byte
+# of each page. A first read maps the zero page, uncharged, as the
+# kernel's; the agent once zero-filled the block with memset and the
+# pager charged each read, so all of it was written and evicted (24576
+# evictions at least). With a write to each page after the reads, those
+# are charged (zero_written) and swapped.
+zp_prog='
+import mmap, sys
+n = 128 << 20
+m = mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+assert sum(m[i] for i in range(0, n, 4096)) == 0
+if sys.argv[1] == "write":
+    for i in range(0, n, 4096):
+        m[i] = 1
+    assert sum(m[i] for i in range(0, n, 4096)) == n // 4096
+print("ok")'
+for opts in "" "--daemon"; do
+	for what in read write; do
+		# shellcheck disable=SC2086 # $opts: options
+		"$uswap" run $opts --limit 16M --json "$dir/zp.json" -- python3 -c "$zp_prog" $what \
+			> "$dir/zp.out" 2>&1 && grep -qx ok "$dir/zp.out" ||
+			fail "zero page ($opts $what): $(cat "$dir/zp.out")"
+		set -- $(python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(j["zero_written"], j["evictions"])' "$dir/zp.json")
+		if [ $what = read ]; then
+			[ "$2" -lt 4096 ] || fail "zero page ($opts): $2 evictions for reads"
+		else
+			[ "$1" -ge 32768 ] && [ "$2" -ge 16384 ] ||
+				fail "zero page ($opts): zero_written $1, evictions $2 after writes"
 		fi
 	done
 done

@@ -607,6 +607,8 @@ json_object *run_client_line(const struct run_client *c, const struct uswap_page
 			       json_object_new_int64((int64_t)ps->workingset_refault));
 	json_object_object_add(o, "workingset_activate",
 			       json_object_new_int64((int64_t)ps->workingset_activate));
+	json_object_object_add(o, "zero_written",
+			       json_object_new_int64((int64_t)ps->zero_written));
 	json_object_object_add(o, "devices", !root ? json_object_new_array()
 						   : c->devices ? json_object_get(c->devices)
 								: devices(c->d->u));

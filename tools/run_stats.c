@@ -107,7 +107,7 @@ static void add_line(json_object *sum, json_object *line, int64_t *most_faults)
 					    "read_errors", "heap_fallbacks", "fault_count",
 					    "faults", "wp_faults", "zero_fills", "readahead",
 					    "reclaim_waits", "workingset_refault",
-					    "workingset_activate" };
+					    "workingset_activate", "zero_written" };
 	json_object *root, *daemon;
 	const char *key;
 

@@ -656,6 +656,11 @@ struct uswap_pager_stats {
 	uint64_t workingset_activate; /* ... that came back within a limit's
 					worth of evictions, and were given
 					more laps (workingset_activate_anon) */
+	uint64_t zero_written;       /* folios a read had mapped with the
+					shared zero page (uncharged, as the
+					kernel's) charged at their first
+					write, or ahead of a sequence of
+					such writes */
 };
 
 /*

@@ -952,7 +952,8 @@ static void stats_line(FILE *f, bool root)
 		"\"evict_pinned\": %llu, \"over_limit\": %llu, \"read_errors\": %llu, "
 		"\"heap_fallbacks\": %lu, \"faults\": %llu, \"wp_faults\": %llu, "
 		"\"zero_fills\": %llu, \"readahead\": %llu, \"reclaim_waits\": %llu, "
-		"\"workingset_refault\": %llu, \"workingset_activate\": %llu, ",
+		"\"workingset_refault\": %llu, \"workingset_activate\": %llu, "
+		"\"zero_written\": %llu, ",
 		(unsigned long long)st.swpin,
 		(unsigned long long)ps.resident_peak_bytes,
 		(unsigned long long)ps.limit_bytes, (unsigned long long)ps.fault_count,
@@ -964,7 +965,8 @@ static void stats_line(FILE *f, bool root)
 		(unsigned long long)ps.zero_fills, (unsigned long long)ps.readahead,
 		(unsigned long long)ps.reclaim_waits,
 		(unsigned long long)ps.workingset_refault,
-		(unsigned long long)ps.workingset_activate);
+		(unsigned long long)ps.workingset_activate,
+		(unsigned long long)ps.zero_written);
 	write_devices(f);
 	fprintf(f, "}\n");
 }

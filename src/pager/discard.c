@@ -45,7 +45,8 @@ static void discard_run(struct uswap_pager *p, struct pager_region *r, size_t fi
 
 		was[i] = folio_claim_any(&r->state[first + i]);
 		st = pf_state(was[i]);
-		mapped |= st == PF_RESIDENT || st == PF_CLEAN || st == PF_POISONED;
+		mapped |= st == PF_RESIDENT || st == PF_CLEAN || st == PF_POISONED ||
+			  st == PF_ZERO;
 	}
 	if (mapped) {
 		struct iovec range = { folio_addr(r, first), n * p->folio_bytes };

@@ -102,11 +102,12 @@ void folio_poison(struct uswap_pager *p, struct pager_region *r, size_t idx,
  * until used they are the first the clock takes.
  * ---------------------------------------------------------------------- */
 
-/* How many folios to try ahead of @idx, and note the stream. */
-static unsigned int ra_window(struct uswap_pager *p, struct pager_region *r, size_t idx)
+/* How many folios to try ahead of @idx in stream @q of @r. */
+static unsigned int seq_window(struct uswap_pager *p, struct pager_region *r,
+			       struct pager_seq *q, size_t idx)
 {
-	size_t expect = atomic_load_explicit(&r->ra_next, memory_order_relaxed);
-	unsigned int w = atomic_load_explicit(&r->ra_window, memory_order_relaxed);
+	size_t expect = atomic_load_explicit(&q->next, memory_order_relaxed);
+	unsigned int w = atomic_load_explicit(&q->window, memory_order_relaxed);
 
 	if (!p->ra_folios)
 		return 0;
@@ -119,11 +120,22 @@ static unsigned int ra_window(struct uswap_pager *p, struct pager_region *r, siz
 	return w;
 }
 
+/* Note what the fault at @idx took: @got folios ahead of a @window. */
+static void seq_note(struct pager_seq *q, size_t idx, unsigned int window, unsigned int got)
+{
+	atomic_store_explicit(&q->next, idx + 1 + got, memory_order_relaxed);
+	atomic_store_explicit(&q->window, window, memory_order_relaxed);
+}
+
+static unsigned int ra_window(struct uswap_pager *p, struct pager_region *r, size_t idx)
+{
+	return seq_window(p, r, &r->ra, idx);
+}
+
 static void ra_note(struct pager_region *r, size_t idx, unsigned int window,
 		    unsigned int got)
 {
-	atomic_store_explicit(&r->ra_next, idx + 1 + got, memory_order_relaxed);
-	atomic_store_explicit(&r->ra_window, window, memory_order_relaxed);
+	seq_note(&r->ra, idx, window, got);
 }
 
 /* Claim up to @max folios after @idx that are in state @want, stopping at
@@ -158,47 +170,80 @@ static void unclaim_ahead(struct uswap_pager *p, struct pager_region *r, size_t 
 			  (size_t)(n - from) * p->folio_bytes);
 }
 
-/* Map @len bytes of zeroes at @addr: the shared zero page for a read. */
-static int map_zero(struct uswap_pager *p, void *addr, size_t len, bool write)
+/* A first read: the shared zero page over @len bytes at @addr,
+ * write-protected before anyone waiting is woken. The kernel's anonymous
+ * read fault maps it and charges nothing, since it is no memory of the
+ * program's; here too, and the write protection tells us of the first
+ * write (fault_wp()), which is when the kernel allocates the page and we
+ * charge it. Return: 0 (mapped, protected: ZERO), 1 (mapped, but not
+ * protected: it must be charged, as RESIDENT), or -errno (nothing mapped).
+ *
+ * Another thread that writes to the range between the two ioctls gets its
+ * page from the kernel without a fault of ours: that page stays uncharged
+ * until its next write after the protection, and its data stays mapped
+ * (ZERO is never evicted, and a discard unmaps it as any mapped folio). */
+static int map_zero_page(struct uswap_pager *p, void *addr, size_t len)
 {
-	if (!write && !(p->cfg.flags & USWAP_PAGER_NO_ZEROPAGE))
-		return uffd_zeropage(p->uffd, addr, len);
+	int err = uffd_zeropage(p->uffd, addr, len, false);
+
+	if (err)
+		return err;
+	err = uffd_writeprotect(p->uffd, addr, len, true);
+	uffd_wake(p->uffd, addr, len);
+	return err ? 1 : 0;
+}
+
+/* Map @len bytes of zeroes at @addr: the zero page write-protected
+ * (@zero_page: a read), or a zero-filled copy. Return: as
+ * map_zero_page(); a copy is 0 or -errno. */
+static int map_zero(struct uswap_pager *p, void *addr, size_t len, bool zero_page)
+{
+	if (zero_page)
+		return map_zero_page(p, addr, len);
 	return uffd_copy(p->uffd, addr, p->zero, len, false);
 }
 
-/* First touch: zeroes. A read maps the shared zero page (no memory until
- * written; the charge is taken all the same, since the write that follows
- * allocates without telling us). */
+/* First touch: zeroes. A read maps the shared zero page, uncharged until
+ * written (map_zero_page()); a write maps a zero-filled copy, charged
+ * first, as a swap-in is. */
 static void fault_zero(struct uswap_pager *p, struct pager_handler *h,
 		       struct pager_region *r, size_t idx, bool write, uint64_t t0)
 {
+	bool zp = !write && !(p->cfg.flags & USWAP_PAGER_NO_ZEROPAGE);
 	uint32_t prev[PAGER_MAX_RA_FOLIOS];
 	unsigned int w = ra_window(p, r, idx);
 	unsigned int n = claim_ahead(r, idx, PF_NONE, w, prev);
 	size_t len = (size_t)(1 + n) * p->folio_bytes;
 	void *addr = folio_addr(r, idx);
-	int err;
+	uint32_t st;
+	int rc;
 
 	region_note_used(r, idx + 1 + n);
-	pager_charge(p, (1 + n) * p->nr);
-	err = map_zero(p, addr, len, write);
-	if (err && n) {
+	if (!zp)
+		pager_charge(p, (1 + n) * p->nr);
+	rc = map_zero(p, addr, len, zp);
+	if (rc < 0 && n) {
 		/* The window crossed into another VMA (-ENOENT: the program
 		 * split the region with mprotect or mmap(MAP_FIXED)), where
 		 * one ioctl cannot map: the faulting folio alone. */
 		unclaim_ahead(p, r, idx, 0, n, prev);
-		pager_uncharge(p, n * p->nr);
+		if (!zp)
+			pager_uncharge(p, n * p->nr);
 		n = 0;
-		err = map_zero(p, addr, p->folio_bytes, write);
+		rc = map_zero(p, addr, p->folio_bytes, zp);
 	}
+	/* Not protected (or not mapped, as ever): charged as RESIDENT. */
+	if (zp && rc != 0)
+		pager_charge_mapped(p, (uint64_t)(1 + n) * p->nr);
 	ra_note(r, idx, w, n);
 	pager_record_latency(h, pager_now_ns() - t0);
-	WARN_ONCE(err, "pager: zero fill at %p failed: %d", addr, err);
+	WARN_ONCE(rc < 0, "pager: zero fill at %p failed: %d", addr, rc);
 	atomic_fetch_add_explicit(&p->cnt.zero_fills, 1 + n, memory_order_relaxed);
 	atomic_fetch_add_explicit(&p->cnt.readahead, n, memory_order_relaxed);
+	st = zp && rc == 0 ? PF_ZERO : PF_RESIDENT;
 	for (unsigned int i = 1; i <= n; i++)
-		folio_publish(&r->state[idx + i], PF_RESIDENT | workingset_refault(p, r, idx + i));
-	folio_publish(&r->state[idx], PF_RESIDENT | PF_REF | workingset_refault(p, r, idx));
+		folio_publish(&r->state[idx + i], st | workingset_refault(p, r, idx + i));
+	folio_publish(&r->state[idx], st | PF_REF | workingset_refault(p, r, idx));
 }
 
 /*
@@ -336,6 +381,7 @@ static void fault_missing(struct uswap_pager *p, struct pager_handler *h,
 			return; /* its mapping ioctl wakes our thread */
 		case PF_RESIDENT:
 		case PF_CLEAN:
+		case PF_ZERO:
 		case PF_UNPROTECTING:
 		case PF_POISONED:
 			/* Stale: mapped already (or poisoned, which faults
@@ -365,6 +411,41 @@ static void folio_unprotect(struct uswap_pager *p, struct pager_region *r, size_
 	folio_publish(&r->state[idx], PF_RESIDENT | PF_REF);
 }
 
+/*
+ * The first write to a folio mapping the zero page: charged now (the
+ * kernel allocates its page when the thread retries), then unprotected
+ * and woken. Its rank in the working set is kept. A program that reads
+ * fresh memory before writing it (`x[i] += v` over a new buffer) would
+ * take two faults a folio; when these writes go in sequence, the zero
+ * folios ahead are charged and unprotected with this one, in a window
+ * that grows as readahead's does (the kernel then allocates their pages
+ * on write with no fault of ours).
+ */
+static void folio_unzero(struct uswap_pager *p, struct pager_region *r, size_t idx,
+			 uint32_t s)
+{
+	uint32_t prev[PAGER_MAX_RA_FOLIOS];
+	unsigned int w = seq_window(p, r, &r->zw, idx);
+	unsigned int n = claim_ahead(r, idx, PF_ZERO, w, prev);
+	void *addr = folio_addr(r, idx);
+	int err;
+
+	pager_charge(p, (1 + n) * p->nr);
+	err = uffd_writeprotect(p->uffd, addr, (size_t)(1 + n) * p->folio_bytes, false);
+	if (err && n) { /* across another VMA: this folio alone */
+		unclaim_ahead(p, r, idx, 0, n, prev);
+		pager_uncharge(p, n * p->nr);
+		n = 0;
+		err = uffd_writeprotect(p->uffd, addr, p->folio_bytes, false);
+	}
+	WARN_ONCE(err, "pager: un-write-protect at %p failed: %d", addr, err);
+	seq_note(&r->zw, idx, w, n);
+	atomic_fetch_add_explicit(&p->cnt.zero_written, 1 + n, memory_order_relaxed);
+	for (unsigned int i = 1; i <= n; i++)
+		folio_publish(&r->state[idx + i], PF_RESIDENT | (prev[i - 1] & PF_ACT_MASK));
+	folio_publish(&r->state[idx], PF_RESIDENT | PF_REF | (s & PF_ACT_MASK));
+}
+
 static void fault_wp(struct uswap_pager *p, struct pager_region *r, size_t idx)
 {
 	_Atomic uint32_t *state = &r->state[idx];
@@ -380,6 +461,12 @@ static void fault_wp(struct uswap_pager *p, struct pager_region *r, size_t idx)
 			 * eviction; lifting it again is harmless. */
 			if (folio_claim(state, &s, PF_UNPROTECTING)) {
 				folio_unprotect(p, r, idx, s);
+				return;
+			}
+			continue;
+		case PF_ZERO:
+			if (folio_claim(state, &s, PF_UNPROTECTING)) {
+				folio_unzero(p, r, idx, s);
 				return;
 			}
 			continue;

@@ -25,7 +25,10 @@
  * the function that makes it (file in brackets):
  *
  *   NONE --fault_missing()--> FAULTING --fault_zero()--> RESIDENT
- *        (dirty, no slots) [fault.c]
+ *        (dirty, no slots), or ZERO (a read: the zero page, write-
+ *        protected, uncharged) [fault.c]
+ *   ZERO --fault_wp() (the first write)--> UNPROTECTING --> RESIDENT
+ *        (charged; the kernel copies the zero page on the retry) [fault.c]
  *   SWAPPED --fault_missing()--> FAULTING --fault_swapin(), swapin_done()-->
  *        RESIDENT (write fault: slots freed), or CLEAN (read fault: slots
  *        kept, contents hashed) [fault.c]
@@ -83,6 +86,8 @@ enum pfolio_state {
 	PF_CLEAN,        /* mapped; slots held, r->hash of their data */
 	PF_SWAPPED,      /* not mapped; slots hold its data */
 	PF_POISONED,     /* lost to a read error: poison mapped */
+	PF_ZERO,         /* the shared zero page mapped write-protected (a
+			    first read): no memory, so no charge, no slots */
 	PF_BUSY_FIRST,
 	PF_FAULTING = PF_BUSY_FIRST, /* a handler is mapping it */
 	PF_EVICTING,     /* moved out or write-protected, being written,
@@ -114,6 +119,13 @@ static inline bool pf_busy(uint32_t s)
 	return pf_state(s) >= PF_BUSY_FIRST;
 }
 
+/* A sequential stream of faults in a region (fault.c): the folio it
+ * would fault on next, and how many folios were taken ahead last time. */
+struct pager_seq {
+	_Atomic size_t next;
+	_Atomic unsigned int window;
+};
+
 /* One region: a folio-aligned anonymous mapping registered with the
  * pager's userfaultfd. Fields other than the arrays' elements are set at
  * creation and read-only after. */
@@ -135,9 +147,9 @@ struct pager_region {
 	_Atomic uint32_t *state;  /* per folio: enum pfolio_state | PF_* */
 	_Atomic uint64_t *slot;   /* per page: uswap_entry_t.val of its slot,
 				     0 = none; written by the folio's owner */
-	_Atomic size_t ra_next;   /* readahead: the folio a sequential
-				     stream would fault on next */
-	_Atomic unsigned int ra_window; /* folios brought in ahead last time */
+	struct pager_seq ra;      /* readahead's stream (fault.c) */
+	struct pager_seq zw;      /* first writes to zero-page folios: a
+				     stream of them is charged ahead */
 	_Atomic long nr_errors;   /* folios lost to read errors */
 	_Atomic(void *) first_error; /* first address lost */
 	_Atomic uint8_t *locked;  /* per folio: FOLIO_LOCKED* (mapping.c):
@@ -239,7 +251,8 @@ struct pager_group {
 	X(fork_folded)     \
 	X(fork_window)     \
 	X(workingset_refault) \
-	X(workingset_activate)
+	X(workingset_activate) \
+	X(zero_written)
 
 struct pager_counters {
 #define X(name) _Atomic uint64_t name;
@@ -399,7 +412,7 @@ int uffd_register(int fd, void *addr, size_t len);
 int uffd_unregister(int fd, void *addr, size_t len);
 int uffd_copy(int fd, void *dst, const void *src, size_t len, bool wp);
 int uffd_move(int fd, void *dst, void *src, size_t len, size_t *moved);
-int uffd_zeropage(int fd, void *dst, size_t len);
+int uffd_zeropage(int fd, void *dst, size_t len, bool wake);
 int uffd_writeprotect(int fd, void *addr, size_t len, bool protect);
 int uffd_wake(int fd, void *addr, size_t len);
 int uffd_poison(int fd, void *addr, size_t len);

@@ -285,13 +285,17 @@ int uffd_move(int fd, void *dst, void *src, size_t len, size_t *moved)
 	return 0;
 }
 
-int uffd_zeropage(int fd, void *dst, size_t len)
+/* Map the zero page over @len bytes at @dst; wake the threads waiting
+ * there only if @wake (else the caller's uffd_wake() does, once it has
+ * write-protected the range). */
+int uffd_zeropage(int fd, void *dst, size_t len, bool wake)
 {
 	size_t done = 0;
 
 	while (done < len) {
 		struct uffdio_zeropage z = {
 			.range = { (uintptr_t)dst + done, len - done },
+			.mode = wake ? 0 : UFFDIO_ZEROPAGE_MODE_DONTWAKE,
 		};
 
 		if (ioctl(fd, UFFDIO_ZEROPAGE, &z) == 0)
