@@ -49,6 +49,14 @@ grep -A1 "^  zram$" "$dir/alloc.err" | grep -q "^  *NAME  *ALGORITHM  *DISKSIZE 
 	grep -A1 "^  devices$" "$dir/alloc.err" | grep -q "^  *NAME  *TYPE  *SIZE  *USED  *PRIO$" ||
 	fail "--stats: no zram table: $(cat "$dir/alloc.err")"
 
+# libnbd (and its TLS stack) is loaded only for an NBD device
+# (src/dev/nbd_lib.h): a program with the agent maps none of it, and
+# each exec is that much cheaper.
+"$uswap" run --limit 16M -- cat /proc/self/maps > "$dir/maps.out" 2>&1 ||
+	fail "cat /proc/self/maps: $(cat "$dir/maps.out")"
+grep -q "libuswap-preload" "$dir/maps.out" || fail "no agent in cat: $(cat "$dir/maps.out")"
+! grep -E "libnbd|libgnutls" "$dir/maps.out" || fail "libnbd loaded without an NBD device"
+
 # The forked child swapped too: it had a pager of its own.
 grep -q "processes  *2 with a pager" "$dir/fork.err" || fail "fork: the child had no pager: $(cat "$dir/fork.err")"
 

@@ -73,14 +73,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <libnbd.h>
 
 #include "dev/dev_internal.h"
 #include "dev/spec.h"
 #include "dev/nbd_addr.h"
+#include "dev/nbd_lib.h"
 
 #define NBD_MAX_CONNS  16
 #define NBD_AUTO_CONNS 4 /* conns not given, server offers multi-conn */
+
+/* libnbd, loaded by the first backend_nbd_open() (nbd_lib.h); set before
+ * any backend exists, read-only after. */
+static const struct nbd_lib *L;
 
 /* The claim record, little-endian, at byte 0 of the export; the rest of
  * block 0 is zero. */
@@ -191,11 +195,11 @@ static int conn_wait(struct nbd_backend *nb, struct nbd_conn *c,
 	while (!done(c, arg)) {
 		int64_t left = deadline - now_ms();
 
-		if (nbd_aio_is_dead(c->h) || nbd_aio_is_closed(c->h))
+		if (L->nbd_aio_is_dead(c->h) || L->nbd_aio_is_closed(c->h))
 			return -ENOTCONN;
 		if (left <= 0)
 			return -ETIMEDOUT;
-		if (nbd_poll(c->h, (int)left) == -1)
+		if (L->nbd_poll(c->h, (int)left) == -1)
 			return -ENOTCONN;
 	}
 	return 0;
@@ -206,7 +210,7 @@ static int conn_wait(struct nbd_backend *nb, struct nbd_conn *c,
 static void conn_close(struct nbd_conn *c)
 {
 	if (c->h)
-		nbd_close(c->h);
+		L->nbd_close(c->h);
 	c->h = NULL;
 }
 
@@ -225,13 +229,13 @@ static int conn_wait_failed(struct nbd_backend *nb, struct nbd_conn *c, int rc)
 static bool handshake_done(struct nbd_conn *c, void *arg)
 {
 	(void)arg;
-	return nbd_aio_is_ready(c->h) == 1;
+	return L->nbd_aio_is_ready(c->h) == 1;
 }
 
 static bool handle_closed(struct nbd_conn *c, void *arg)
 {
 	(void)arg;
-	return nbd_aio_is_closed(c->h) == 1 || nbd_aio_is_dead(c->h) == 1;
+	return L->nbd_aio_is_closed(c->h) == 1 || L->nbd_aio_is_dead(c->h) == 1;
 }
 
 /* A synchronous command's outcome, filled by sync_complete(). */
@@ -274,22 +278,22 @@ static int conn_cmd(struct nbd_backend *nb, struct nbd_conn *c, enum nbd_cmd op,
 	int rc;
 
 	if (op == CMD_READ)
-		cookie = nbd_aio_pread(c->h, buf, len, pos, cb, 0);
+		cookie = L->nbd_aio_pread(c->h, buf, len, pos, cb, 0);
 	else if (op == CMD_WRITE)
-		cookie = nbd_aio_pwrite(c->h, buf, len, pos, cb, 0);
+		cookie = L->nbd_aio_pwrite(c->h, buf, len, pos, cb, 0);
 	else if (op == CMD_TRIM)
-		cookie = nbd_aio_trim(c->h, len, pos, cb, 0);
+		cookie = L->nbd_aio_trim(c->h, len, pos, cb, 0);
 	else
-		cookie = nbd_aio_flush(c->h, cb, 0);
+		cookie = L->nbd_aio_flush(c->h, cb, 0);
 	if (cookie == -1)
-		return nbd_aio_is_dead(c->h) || nbd_aio_is_closed(c->h) ?
+		return L->nbd_aio_is_dead(c->h) || L->nbd_aio_is_closed(c->h) ?
 		       conn_wait_failed(nb, c, -ENOTCONN) : -EIO;
 	rc = conn_wait(nb, c, cmd_done, &w);
 	/* Closing the handle retires the command (and &w with it) before
 	 * this frame goes. */
 	if (rc)
 		return conn_wait_failed(nb, c, rc);
-	if (w.error && (nbd_aio_is_dead(c->h) || nbd_aio_is_closed(c->h)))
+	if (w.error && (L->nbd_aio_is_dead(c->h) || L->nbd_aio_is_closed(c->h)))
 		return conn_wait_failed(nb, c, -ENOTCONN);
 	return w.error ? -EIO : 0;
 }
@@ -311,9 +315,9 @@ static int conn_start(struct nbd_backend *nb, struct nbd_handle *h, const char *
 			       "URI's socket itself (it could take one of them)";
 			return -EBADF;
 		}
-		if (nbd_set_uri_allow_transports(h, LIBNBD_ALLOW_TRANSPORT_TCP |
+		if (L->nbd_set_uri_allow_transports(h, LIBNBD_ALLOW_TRANSPORT_TCP |
 						    LIBNBD_ALLOW_TRANSPORT_UNIX) == -1 ||
-		    nbd_aio_connect_uri(h, nb->uri) == -1)
+		    L->nbd_aio_connect_uri(h, nb->uri) == -1)
 			return -EHOSTUNREACH;
 		return 0;
 	}
@@ -322,8 +326,8 @@ static int conn_start(struct nbd_backend *nb, struct nbd_handle *h, const char *
 		*why = strerror(-fd);
 		return fd;
 	}
-	if (nbd_set_export_name(h, nb->addr.export_name) == -1 ||
-	    nbd_aio_connect_socket(h, fd) == -1) {
+	if (L->nbd_set_export_name(h, nb->addr.export_name) == -1 ||
+	    L->nbd_aio_connect_socket(h, fd) == -1) {
 		/* libnbd owns the socket once it took it; whether it did
 		 * is not said on failure: a rare leak beats a double close */
 		return -EHOSTUNREACH;
@@ -332,15 +336,15 @@ static int conn_start(struct nbd_backend *nb, struct nbd_handle *h, const char *
 }
 
 /* A new handle on @c, connected and past the handshake, bounded by the
- * timeout. Return: 0, or -errno with @why set (or nbd_get_error()).
+ * timeout. Return: 0, or -errno with @why set (or L->nbd_get_error()).
  * Context: c->lock held; c->h NULL. */
 static int conn_connect(struct nbd_backend *nb, struct nbd_conn *c, const char **why)
 {
 	int rc;
 
-	c->h = nbd_create();
+	c->h = L->nbd_create();
 	if (!c->h) {
-		*why = nbd_get_error();
+		*why = L->nbd_get_error();
 		return -ENOMEM;
 	}
 	rc = conn_start(nb, c->h, why);
@@ -351,8 +355,8 @@ static int conn_connect(struct nbd_backend *nb, struct nbd_conn *c, const char *
 	}
 	if (rc) {
 		if (!*why)
-			*why = nbd_get_error() ? nbd_get_error() : strerror(-rc);
-		nbd_close(c->h);
+			*why = L->nbd_get_error() ? L->nbd_get_error() : strerror(-rc);
+		L->nbd_close(c->h);
 		c->h = NULL;
 	}
 	return rc;
@@ -398,7 +402,7 @@ static int conn_ready(struct nbd_backend *nb, struct nbd_conn *c)
 		conn_close(c);
 		return -EIO;
 	}
-	if (c->h && !nbd_aio_is_dead(c->h) && !nbd_aio_is_closed(c->h))
+	if (c->h && !L->nbd_aio_is_dead(c->h) && !L->nbd_aio_is_closed(c->h))
 		return 0;
 	return conn_reconnect(nb, c);
 }
@@ -710,7 +714,7 @@ static int nbd_flush_all(struct backend *b)
 		struct nbd_conn *c = &nb->conn[i];
 
 		pthread_mutex_lock(&c->lock);
-		if (c->h && !nbd_aio_is_dead(c->h) && conn_cmd(nb, c, CMD_FLUSH, NULL, 0, 0))
+		if (c->h && !L->nbd_aio_is_dead(c->h) && conn_cmd(nb, c, CMD_FLUSH, NULL, 0, 0))
 			rc = -EIO;
 		pthread_mutex_unlock(&c->lock);
 	}
@@ -818,9 +822,9 @@ static bool queue_io(struct nbd_backend *nb, struct nbd_conn *c, struct backend_
 	cb = (nbd_completion_callback){ .callback = on_complete, .user_data = r,
 					.free = on_free };
 	if (io->op == BACKEND_READ)
-		cookie = nbd_aio_pread(c->h, io->buf, len, pos, cb, 0);
+		cookie = L->nbd_aio_pread(c->h, io->buf, len, pos, cb, 0);
 	else
-		cookie = nbd_aio_pwrite(c->h, io->buf, len, pos, cb, 0);
+		cookie = L->nbd_aio_pwrite(c->h, io->buf, len, pos, cb, 0);
 	/* On -1 libnbd has called on_free already: the request is on the
 	 * done list with EIO, and finishes in the next reap like the rest. */
 	if (cookie != -1)
@@ -892,7 +896,7 @@ static bool reap_progress(struct nbd_conn *c, void *arg)
 	struct reap_wait *w = arg;
 
 	return c->nr_done >= w->goal || c->nr_done > w->seen ||
-	       nbd_aio_in_flight(c->h) <= 0;
+	       L->nbd_aio_in_flight(c->h) <= 0;
 }
 
 /* Poll @c until it has nothing in flight or @want more requests finished.
@@ -905,7 +909,7 @@ static void conn_poll(struct nbd_backend *nb, struct nbd_conn *c, unsigned int w
 {
 	struct reap_wait w = { .goal = c->nr_done + want };
 
-	while (c->h && c->nr_done < w.goal && nbd_aio_in_flight(c->h) > 0) {
+	while (c->h && c->nr_done < w.goal && L->nbd_aio_in_flight(c->h) > 0) {
 		int rc;
 
 		w.seen = c->nr_done;
@@ -979,7 +983,7 @@ static void nbd_close_backend(struct backend *b)
 		if (c->h && !is_failed(nb)) {
 			conn_poll(nb, c, UINT32_MAX); /* let writes land */
 			/* swapoff: the server's caches out before we go */
-			if (c->h && nb->can_flush && !nbd_aio_is_dead(c->h))
+			if (c->h && nb->can_flush && !L->nbd_aio_is_dead(c->h))
 				(void)conn_cmd(nb, c, CMD_FLUSH, NULL, 0, 0);
 		}
 		pthread_mutex_unlock(&c->lock);
@@ -1000,10 +1004,10 @@ static void nbd_close_backend(struct backend *b)
 		struct nbd_conn *c = &nb->conn[i];
 
 		pthread_mutex_lock(&c->lock);
-		if (c->h && !is_failed(nb) && nbd_aio_disconnect(c->h, 0) == 0)
+		if (c->h && !is_failed(nb) && L->nbd_aio_disconnect(c->h, 0) == 0)
 			(void)conn_wait(nb, c, handle_closed, NULL);
 		if (c->h)
-			nbd_close(c->h);
+			L->nbd_close(c->h);
 		c->h = NULL;
 		conn_finish(nb, c);
 		pthread_mutex_destroy(&c->lock);
@@ -1031,26 +1035,26 @@ static const struct backend_ops nbd_ops = {
 static int check_export(struct nbd_backend *nb, struct nbd_handle *h,
 			unsigned int conns, char *err, size_t errlen)
 {
-	int64_t size = nbd_get_size(h);
+	int64_t size = L->nbd_get_size(h);
 	uint64_t min = (uint64_t)USWAP_MIN_CLUSTERS * USWAP_CLUSTER_SLOTS * USWAP_PAGE_SIZE;
 
 	if (size < 0)
 		return backend_errf(err, errlen, -EIO, "nbd %s: cannot read the export "
-				    "size: %s", nb->uri, nbd_get_error());
+				    "size: %s", nb->uri, L->nbd_get_error());
 	if ((uint64_t)size < min)
 		return backend_errf(err, errlen, -EINVAL, "nbd %s: export of %lld bytes "
 				    "is smaller than %llu (%u clusters)", nb->uri,
 				    (long long)size, (unsigned long long)min,
 				    USWAP_MIN_CLUSTERS);
-	if (nbd_is_read_only(h) == 1)
+	if (L->nbd_is_read_only(h) == 1)
 		return backend_errf(err, errlen, -EROFS, "nbd %s: the export is read-only",
 				    nb->uri);
-	if (conns > 1 && nbd_can_multi_conn(h) != 1)
+	if (conns > 1 && L->nbd_can_multi_conn(h) != 1)
 		return backend_errf(err, errlen, -EINVAL, "nbd %s: conns=%u needs a server "
 				    "that offers multi-conn (this one does not): use one "
 				    "connection", nb->uri, conns);
-	nb->can_trim = nbd_can_trim(h) == 1;
-	nb->can_flush = nbd_can_flush(h) == 1;
+	nb->can_trim = L->nbd_can_trim(h) == 1;
+	nb->can_flush = L->nbd_can_flush(h) == 1;
 	nb->b.nr_slots = (uint64_t)size / USWAP_PAGE_SIZE;
 	return 0;
 }
@@ -1074,7 +1078,7 @@ static int open_conns(struct nbd_backend *nb, unsigned int conns, char *err,
 			rc = check_export(nb, c->h, conns, err, errlen);
 			/* Auto: several connections where the server makes
 			 * them consistent with each other. */
-			if (!rc && !conns && nbd_can_multi_conn(c->h) == 1)
+			if (!rc && !conns && L->nbd_can_multi_conn(c->h) == 1)
 				nb->nr_conns = NBD_AUTO_CONNS;
 		}
 	}
@@ -1112,6 +1116,8 @@ int backend_nbd_open(const char *uri, unsigned int conns, unsigned int timeout_s
 	if (timeout_s > DEV_SPEC_NBD_MAX_TIMEOUT_S)
 		return backend_errf(err, errlen, -EINVAL, "nbd: timeout at most %u s",
 				    DEV_SPEC_NBD_MAX_TIMEOUT_S);
+	if (!L && !(L = nbd_lib_get(err, errlen)))
+		return -ENOSYS;
 	nb = calloc(1, sizeof(*nb));
 	if (!nb || !(nb->uri = strdup(uri))) {
 		free(nb);
