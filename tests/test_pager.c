@@ -669,7 +669,10 @@ static void test_pager_first_reads_map_the_zero_page_uncharged(void **state)
 		      (unsigned long long)st.zero_written, (unsigned long long)st.evictions);
 	t_eq_u64(rd.resident_peak_bytes, 0);
 	t_eq_u64(rd.evictions, 0);
-	t_eq_u64(rd.zero_fills, nr);
+	/* From the end: the handler counts a fill after its wake (the
+	 * last read may return first), and one handler served the writes
+	 * after it. */
+	t_eq_u64(st.zero_fills, nr);
 	t_eq_u64(st.zero_written, nr);
 	t_true(st.evictions >= nr / 2); /* written, they are ordinary folios */
 	t_true(st.resident_peak_bytes <= (4u << 20));

@@ -431,6 +431,8 @@ static void folio_unzero(struct uswap_pager *p, struct pager_region *r, size_t i
 	int err;
 
 	pager_charge(p, (1 + n) * p->nr);
+	/* Counted before the wake, as the fault it answers. */
+	pager_count(p, zero_written);
 	err = uffd_writeprotect(p->uffd, addr, (size_t)(1 + n) * p->folio_bytes, false);
 	if (err && n) { /* across another VMA: this folio alone */
 		unclaim_ahead(p, r, idx, 0, n, prev);
@@ -440,7 +442,7 @@ static void folio_unzero(struct uswap_pager *p, struct pager_region *r, size_t i
 	}
 	WARN_ONCE(err, "pager: un-write-protect at %p failed: %d", addr, err);
 	seq_note(&r->zw, idx, w, n);
-	atomic_fetch_add_explicit(&p->cnt.zero_written, 1 + n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->cnt.zero_written, n, memory_order_relaxed);
 	for (unsigned int i = 1; i <= n; i++)
 		folio_publish(&r->state[idx + i], PF_RESIDENT | (prev[i - 1] & PF_ACT_MASK));
 	folio_publish(&r->state[idx], PF_RESIDENT | PF_REF | (s & PF_ACT_MASK));

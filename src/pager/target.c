@@ -220,7 +220,10 @@ long mm_populated(struct uswap_pager *p, void *addr, size_t len, struct iovec *r
 		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
 		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
 	};
-	int fd = p->remote ? p->pagemap : open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	/* A target's pagemap, or ours kept open by the stage (stage.c); a
+	 * pager without either opens it for the call. */
+	int kept = p->remote ? p->pagemap : p->stage_pagemap;
+	int fd = kept >= 0 ? kept : open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	long n;
 
 	if (fd < 0)
@@ -228,7 +231,7 @@ long mm_populated(struct uswap_pager *p, void *addr, size_t len, struct iovec *r
 	n = ioctl(fd, PAGEMAP_SCAN, &a);
 	if (n < 0)
 		n = errno == ESRCH || errno == ENOENT ? -ESRCH : -errno;
-	if (!p->remote)
+	if (fd != kept)
 		close(fd);
 	if (n < 0)
 		return n;
