@@ -398,6 +398,32 @@ static void test_disksize_bounds_the_device(void **state)
 	t_buf_free(buf, false);
 }
 
+/* A new device takes the lowest number free, as the kernel's zram_add():
+ * `uswap run` checks the devices (open, close) before it opens them for
+ * good, and its devices were named zram4..zram7 after the check's. */
+static void test_a_device_takes_the_lowest_free_number(void **state)
+{
+	struct backend *a = NULL, *b = NULL, *c = NULL;
+	char err[256] = "", want[16];
+	int n;
+
+	(void)state;
+	t_eq(backend_zram_open(1 << 20, NULL, &a, err, sizeof(err)), 0);
+	t_eq(sscanf(a->name, "zram%d", &n), 1);
+	t_eq(backend_zram_open(1 << 20, NULL, &b, err, sizeof(err)), 0);
+	snprintf(want, sizeof(want), "zram%d", n + 1);
+	t_eq(strcmp(b->name, want), 0);
+	a->ops->close(a);
+	t_eq(backend_zram_open(1 << 20, NULL, &c, err, sizeof(err)), 0);
+	snprintf(want, sizeof(want), "zram%d", n);
+	t_eq(strcmp(c->name, want), 0); /* a's number again */
+	b->ops->close(b);
+	c->ops->close(c);
+	t_eq(backend_zram_open(1 << 20, NULL, &a, err, sizeof(err)), 0);
+	t_eq(strcmp(a->name, want), 0);
+	a->ops->close(a);
+}
+
 static void test_print_stats_lists_mm_stat_and_accessors_check_the_kind(void **state)
 {
 	struct backend *b = open_zram("lz4", 2 * USWAP_CLUSTER_SLOTS);
@@ -479,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_overwrite_frees_the_old_copy),
 		cmocka_unit_test(test_discard_gives_memory_back),
 		cmocka_unit_test(test_disksize_bounds_the_device),
+		cmocka_unit_test(test_a_device_takes_the_lowest_free_number),
 		cmocka_unit_test(test_print_stats_lists_mm_stat_and_accessors_check_the_kind),
 		cmocka_unit_test(test_device_zram_stat_matches_the_swap_path),
 	};

@@ -53,9 +53,42 @@
 #define ZRAM_BOUND (LZ4_COMPRESSBOUND(USWAP_PAGE_SIZE) > ZSTD_COMPRESSBOUND(USWAP_PAGE_SIZE) ? \
 		    LZ4_COMPRESSBOUND(USWAP_PAGE_SIZE) : ZSTD_COMPRESSBOUND(USWAP_PAGE_SIZE))
 
-static _Atomic unsigned int zram_ids; /* next default name "zram<N>" */
+/*
+ * Device numbers: a new device takes the lowest number no open device of
+ * this process has, as the kernel's zram_add() takes the lowest free
+ * index, so a program that opens its devices after a throwaway check
+ * (uswap run's) still names them zram0, zram1, ...
+ */
+#define ZRAM_MAX_IDS 1024
+
+static pthread_mutex_t zram_ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t zram_ids[ZRAM_MAX_IDS / 64]; /* bit set: number in use */
 static const struct backend_ops zram_ops;
 
+
+/* Return: the lowest free number, or -EMFILE when ZRAM_MAX_IDS are open. */
+static int zram_id_get(void)
+{
+	int id = -EMFILE;
+
+	pthread_mutex_lock(&zram_ids_lock);
+	for (unsigned int w = 0; w < ARRAY_SIZE(zram_ids) && id < 0; w++)
+		if (~zram_ids[w]) {
+			unsigned int bit = (unsigned int)__builtin_ctzll(~zram_ids[w]);
+
+			zram_ids[w] |= UINT64_C(1) << bit;
+			id = (int)(w * 64 + bit);
+		}
+	pthread_mutex_unlock(&zram_ids_lock);
+	return id;
+}
+
+static void zram_id_put(int id)
+{
+	pthread_mutex_lock(&zram_ids_lock);
+	zram_ids[id / 64] &= ~(UINT64_C(1) << (id % 64));
+	pthread_mutex_unlock(&zram_ids_lock);
+}
 
 static void mem_used_add(struct zram_backend *zb, uint64_t n)
 {
@@ -536,6 +569,7 @@ static void zram_close(struct backend *b)
 	}
 	pthread_mutex_destroy(&zb->pool_lock);
 	free(zb->slots);
+	zram_id_put(zb->id);
 	backend_release(b);
 	free(zb);
 }
@@ -606,9 +640,17 @@ int backend_zram_open(uint64_t disksize_bytes, const char *algo, struct backend 
 		free(zb);
 		return backend_errf(err, errlen, -ENOMEM, "zram: out of memory");
 	}
+	zb->id = zram_id_get();
+	if (zb->id < 0) {
+		zpool_destroy(zb->objs);
+		free(zb->slots);
+		free(zb);
+		return backend_errf(err, errlen, -EMFILE, "zram: %d devices open already",
+				    ZRAM_MAX_IDS);
+	}
 	pthread_mutex_init(&zb->pool_lock, NULL);
 	zb->algo = ops;
-	snprintf(name, sizeof(name), "zram%u", atomic_fetch_add(&zram_ids, 1));
+	snprintf(name, sizeof(name), "zram%d", zb->id);
 	backend_init(&zb->b, &zram_ops, name, nr_slots, 1);
 	zb->b.free_notify = true; /* freed slots free their memory at once */
 	*out = &zb->b;

@@ -71,6 +71,7 @@ struct zram_backend {
 	struct backend b;            /* first */
 	const struct zram_algo_ops *algo;
 	struct zram_slot *slots;     /* nr_slots entries; calloc */
+	int id;                      /* N of the name "zramN" (zram.c) */
 
 	struct zpool *objs;          /* the compressed and huge objects */
 	pthread_mutex_t pool_lock;   /* protects pool */
