@@ -98,10 +98,11 @@ print("stdout: ok", file=sys.stderr)' 1>&- 2> "$dir/stdout.err" || fail "closed 
 	grep -q "Bad file descriptor" "$dir/stdin.err" || fail "closed stdin: $(cat "$dir/stdin.err")"
 fi
 
-# 2a. Another process takes the swap file between uswap run's check and
-# the agent's open (here a preloaded library whose constructor, run before
-# the agent's, flocks it): CMD is not started (exit 1, said), where it ran
-# unswapped with exit 0 before.
+# 2a. --in-process: another process takes the swap file between uswap
+# run's check and the agent's open (here a preloaded library whose
+# constructor, run before the agent's, flocks it): CMD is not started
+# (exit 1, said), where it ran unswapped with exit 0 before. (By default
+# uswap run itself opens the devices, holding them before CMD starts.)
 if [ -n "${sw:-}" ] && command -v cc > /dev/null; then
 	cat > "$dir/taker.c" <<'C'
 #include <fcntl.h>
@@ -119,7 +120,7 @@ __attribute__((constructor)) static void take(void)
 }
 C
 	cc -shared -fPIC -o "$dir/libtaker.so" "$dir/taker.c" || fail "cc libtaker.so"
-	TAKE_FILE=$sw LD_PRELOAD="$dir/libtaker.so" "$uswap" run --limit 8M --device "file:$sw" -- \
+	TAKE_FILE=$sw LD_PRELOAD="$dir/libtaker.so" "$uswap" run --in-process --limit 8M --device "file:$sw" -- \
 		touch "$dir/taken.ran" > "$dir/taken.out" 2>&1
 	rc=$?
 	[ $rc = 1 ] || fail "a device taken after the check: exit $rc: $(cat "$dir/taken.out")"

@@ -63,7 +63,7 @@ grep -q "processes  *2 with a pager" "$dir/fork.err" || fail "fork: the child ha
 # Forks with the locale's data swapped out, both modes, 4 KiB and 64 KiB
 # folios: each child's agent used to read it as zeros before its pager
 # had the heap (sscanf() in its start), and the child crashed.
-for opts in "--order 0" "--order 4" "--daemon --order 0" "--daemon --order 4"; do
+for opts in "--in-process --order 0" "--in-process --order 4" "--order 0" "--order 4"; do
 	# shellcheck disable=SC2086 # $opts: options and their values
 	"$uswap" run $opts --limit 8M -- "$helper" localefork 64 > "$dir/lf.out" 2>&1
 	rc=$?
@@ -78,7 +78,7 @@ done
 # which glibc's fork takes after the atfork handlers), and a child
 # crashed in glibc's reset of the streams' locks (a swapped-out FILE read
 # as zeros there).
-for opts in "" "--daemon"; do
+for opts in "--in-process" ""; do
 	# shellcheck disable=SC2086 # $opts: options
 	run_watched 120 "$dir/fs.out" "$uswap" run $opts --limit 16M -- "$helper" forkstdio 64
 	rc=$?
@@ -90,7 +90,7 @@ done
 # reads its swapped-out working set back in order, and folios come in
 # ahead of the faults: 4,065 faults here against 49,224 with
 # --readahead 0), off when asked.
-for opts in "" "--daemon"; do
+for opts in "--in-process" ""; do
 	for ra in "" "--readahead 0"; do
 		# shellcheck disable=SC2086 # $opts $ra: options and their values
 		"$uswap" run $opts $ra --limit 16M --json "$dir/ra.json" -- "$helper" alloc 64 \
@@ -110,7 +110,7 @@ done
 # are activated by default (workingset_activate), and with
 # --no-workingset no refault is even looked at. Both print the same sum.
 hot=$(dirname "$0")/../bench/hot_stream.py
-for opts in "" "--daemon"; do
+for opts in "--in-process" ""; do
 	for ws in "" "--no-workingset"; do
 		# shellcheck disable=SC2086 # $opts $ws: options
 		"$uswap" run $opts $ws --limit 16M --json "$dir/ws.json" -- python3 "$hot" 8 32 3 \
@@ -145,7 +145,7 @@ if sys.argv[1] == "write":
         m[i] = 1
     assert sum(m[i] for i in range(0, n, 4096)) == n // 4096
 print("ok")'
-for opts in "" "--daemon"; do
+for opts in "--in-process" ""; do
 	for what in read write; do
 		# shellcheck disable=SC2086 # $opts: options
 		"$uswap" run $opts --limit 16M --json "$dir/zp.json" -- python3 -c "$zp_prog" $what \
@@ -165,7 +165,7 @@ done
 # program maps and unmaps (each an agent call of uswap run --daemon): a
 # call interrupted (EINTR) was taken for uswap run's end and the process
 # killed itself (a shell with 80 background jobs died of its SIGCHLD).
-for opts in "" "--daemon"; do
+for opts in "--in-process" ""; do
 	# shellcheck disable=SC2086 # $opts: options and their values
 	"$uswap" run $opts --limit 16M -- "$helper" signals 8 > "$dir/sig.out" 2>&1 ||
 		fail "run_helper signals ($opts): exit status $?: $(cat "$dir/sig.out")"

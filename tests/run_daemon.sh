@@ -132,7 +132,7 @@ run forkthreads 8M "$python" "$src/tests/fork_threads.py"
 opts=
 grep -q "^fork with threads: ok" "$dir/forkthreads.out" ||
 	fail "fork with threads (--daemon): $(cat "$dir/forkthreads.out")"
-run_watched 300 "$dir/forkthreads1.out" "$uswap" run --order 4 --limit 8M -- \
+run_watched 300 "$dir/forkthreads1.out" "$uswap" run --in-process --order 4 --limit 8M -- \
 	"$python" "$src/tests/fork_threads.py" ||
 	fail "fork with threads (in-process): exit status $?: $(cat "$dir/forkthreads1.out")"
 grep -q "^fork with threads: ok" "$dir/forkthreads1.out" ||
@@ -157,9 +157,8 @@ else
 fi
 EOF
 for mode in daemon in-process; do
-	daemon=
-	[ $mode = daemon ] && daemon=--daemon
-	# shellcheck disable=SC2086 # $daemon: the option or nothing
+	daemon=--daemon
+	[ $mode = in-process ] && daemon=--in-process
 	run_watched 300 "$dir/subst-$mode.out" "$uswap" run $daemon --order 4 --limit 8M -- \
 		bash "$dir/subst.sh"
 	grep -q "^substitutions: ok" "$dir/subst-$mode.out" ||
@@ -445,6 +444,33 @@ rc=$?
 grep -q "could not take" "$dir/surv.out" && fail "survivor: its children refused: $(head -5 "$dir/surv.out")"
 echo "# survivor: its forks served until --kill-after"
 
-"$uswap" run --daemon --trace "$dir/t.trace" -- true 2> "$dir/usage.err"
-[ $? = 2 ] || fail "--daemon --trace: not a usage error: $(cat "$dir/usage.err")"
+# --trace records the tree's swap stream, a forked child's too: the
+# agent recorded CMD's alone, and --daemon refused it (a usage error).
+cat > "$dir/trace.py" << 'EOF'
+import os
+pid = os.fork()
+data = os.urandom(24 << 20) # each process swaps its own 24 MiB out
+assert len(bytes(data)) == 24 << 20
+if pid:
+    assert os.waitpid(pid, 0)[1] == 0
+    print("trace: ok")
+else:
+    os._exit(0)
+EOF
+"$uswap" run --limit 8M --trace "$dir/t.trace" --json "$dir/t.json" -- "$python" "$dir/trace.py" \
+	> "$dir/trace.out" 2>&1 || fail "--trace: $(cat "$dir/trace.out")"
+grep -q "^trace: ok" "$dir/trace.out" || fail "--trace: $(cat "$dir/trace.out")"
+"$python" -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+out = sum(n << k for k, n in enumerate(j["swpout"]))
+with open(sys.argv[2]) as f:
+    assert f.readline() == "uswap-trace 1\n"
+    a = sum(1 for line in f if line.split()[2:3] == ["A"])
+# Every folio swapped out of either process is an A record.
+assert out > 2 * (16 << 8) and a == sum(j["swpout"]), (out, a, j["swpout"])
+print("# trace: %d folios swapped out, %d A records" % (out, a))' "$dir/t.json" "$dir/t.trace" ||
+	fail "--trace: the records are not the tree's"
+"$uswap" lab replay "$dir/t.trace" --arm default --arm lock=device > "$dir/replay.out" 2>&1 ||
+	fail "lab replay of the tree's trace: $(cat "$dir/replay.out")"
 echo "ok"

@@ -15,11 +15,12 @@
 #    stays under the limit x 1.1 + 16 MiB, and at most 5 % of the tree's
 #    anonymous memory (its resident peak plus what is on swap at the end)
 #    is unmanaged.
-# The swap device is a file on tmpfs: its pages are the kernel's, not in
-# any process's RSS (the default zram devices live inside the program,
-# which the RSS bound would count). java and node run a second time with
-# --daemon and the default zram devices, under the same bounds, always
-# checked: uswap run holds the pools, outside the tree. java and node are skipped, each with
+# The first runs are --in-process, on a file on tmpfs: its pages are the
+# kernel's, not in any process's RSS (zram devices would live inside the
+# program there, which the RSS bound would count). java and node run a
+# second time in the default mode, one subsystem for the tree, with the
+# default zram devices, under the same bounds, always checked: uswap run
+# holds the pools, outside the tree. java and node are skipped, each with
 # a line, where they are not installed; without tmpfs the bounds are.
 # Skips (77) where `uswap run` cannot work here (see run_lib.sh).
 #
@@ -47,13 +48,14 @@ else
 	echo "# no tmpfs at /dev/shm: default devices, RSS bounds not checked"
 fi
 
-# run NAME LIMIT CMD...: CMD under uswap run with --json $dir/NAME.json;
+# run NAME LIMIT CMD...: CMD under uswap run $opts (else --in-process on
+# the tmpfs file) with --json $dir/NAME.json;
 # exit 0 or fail with its output.
 run() {
 	name=$1 limit=$2
 	shift 2
 	# shellcheck disable=SC2086 # $dev is an option and its value
-	"$uswap" run --limit "$limit" ${opts:-$dev} --stats --json "$dir/$name.json" -- "$@" \
+	"$uswap" run --limit "$limit" ${opts:---in-process $dev} --stats --json "$dir/$name.json" -- "$@" \
 		> "$dir/$name.out" 2> "$dir/$name.err"
 	rc=$?
 	[ $rc = 0 ] || { cat "$dir/$name.out" "$dir/$name.err"; fail "$name: exit status $rc"; }
@@ -115,7 +117,7 @@ EOF
 	run java 64M java -Xmx1g -cp "$dir" Big 384
 	grep -q "^verified 384 MiB" "$dir/java.out" || fail "java: $(cat "$dir/java.out")"
 	bounds java 64
-	# --daemon, the default zram devices: their pools are uswap run's.
+	# The default mode and zram devices: their pools are uswap run's.
 	opts=--daemon
 	run java-d 64M java -Xmx1g -cp "$dir" Big 384
 	grep -q "^verified 384 MiB" "$dir/java-d.out" || fail "java --daemon: $(cat "$dir/java-d.out")"

@@ -96,15 +96,15 @@ for spec in 150% 1.5 abc% 0.5M; do
 	[ $rc = 2 ] || fail "--limit $spec: exit $rc, want 2 (usage): $(cat "$dir/l.err")"
 done
 
-# fork without read-back: python3 writes 256 MiB under --limit 32M and
-# forks; the child (which keeps a copy of the instance and inherits the
+# fork without read-back, --in-process (run_daemon.sh has the default
+# mode's): python3 writes 256 MiB under --limit 32M and forks; the child (which keeps a copy of the instance and inherits the
 # swapped-out folios) checks every 64th page and rewrites them, the parent
 # then checks every page. Before, the fork brought all 256 MiB back into
 # the parent first: its peak RSS passed 256 MiB. Now it stays near the
 # limit: the zram pool of these pages is small.
 fork_py="$(dirname "$0")/../bench/fork_swapped.py"
 if command -v python3 > /dev/null && [ -f "$fork_py" ]; then
-	"$uswap" run --limit 32M --json "$dir/fk.json" -- python3 "$fork_py" 256 \
+	"$uswap" run --in-process --limit 32M --json "$dir/fk.json" -- python3 "$fork_py" 256 \
 		> "$dir/fk.out" 2> "$dir/fk.err" || fail "fork_swapped: exit $?: $(tail -n 5 "$dir/fk.err")"
 	grep -q "^verified 256 MiB in parent and child$" "$dir/fk.out" ||
 		fail "fork_swapped: $(cat "$dir/fk.out") $(tail -n 5 "$dir/fk.err")"

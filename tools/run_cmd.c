@@ -51,6 +51,13 @@ static const char usage_text[] =
 "committed with mprotect or MAP_FIXED, as the JVM and V8 make) are swapped\n"
 "where they are. Stacks, file mappings, shared and small mappings are not.\n"
 "\n"
+"uswap run is the swap subsystem of CMD's whole tree, as the kernel's swap\n"
+"is of every process: it holds the devices, the swap cache and the limit,\n"
+"and serves every process's faults; the devices' memory (zram pools) is\n"
+"its own, outside the programs. A fork shares the swapped-out pages, as\n"
+"the kernel's does. Processes of the tree still running when CMD ends get\n"
+"SIGTERM, then SIGKILL after --kill-after: they cannot outlive their swap.\n"
+"\n"
 "Options:\n"
 "  -l, --limit SIZE    resident bytes of the heap, of the whole process\n"
 "                      tree together (default 256M; at least 1M; 1.5G,\n"
@@ -71,22 +78,20 @@ static const char usage_text[] =
 "  --stats             print the swap statistics when CMD exits\n"
 "  --json FILE         write them to FILE as one JSON object (- for\n"
 "                      standard output, after CMD's own)\n"
-"  --trace FILE        record the swap stream of CMD (the process started,\n"
-"                      not its children) as a lab trace for 'uswap lab\n"
+"  --trace FILE        record the tree's swap stream (CMD's alone with\n"
+"                      --in-process) as a lab trace for 'uswap lab\n"
 "                      replay FILE --arm POLICY --arm POLICY'\n"
-"  --kill-after SECS   if uswap run itself is killed (SIGKILL), CMD gets\n"
-"                      SIGTERM at once and SIGKILL this long after\n"
-"                      (default 5)\n"
+"  --kill-after SECS   processes still running when CMD ends, or CMD when\n"
+"                      uswap run itself is killed (SIGKILL), get SIGTERM\n"
+"                      at once and SIGKILL this long after (default 5)\n"
 "  --plot FILE.svg     draw resident heap, each device's use and the swap\n"
 "                      rates over time (read every 0.2 s) with gnuplot;\n"
 "                      skipped with a note if gnuplot is missing\n"
-"  --daemon            one swap subsystem for the whole tree (experimental):\n"
-"                      uswap run holds the devices, the swap cache and the\n"
-"                      limit, and serves every process's faults; the\n"
-"                      devices' memory (zram pools) is uswap run's, outside\n"
-"                      the programs; processes of the tree still running\n"
-"                      when CMD ends get SIGTERM, then SIGKILL after\n"
-"                      --kill-after; not with --trace or --plot\n"
+"  --in-process        the older mode: each process of the tree runs a\n"
+"                      swap system of its own inside it (its pager, its\n"
+"                      devices, zram's pools in its memory), only the\n"
+"                      limit shared; processes may outlive CMD\n"
+"  --daemon            the default mode, said explicitly\n"
 "  --print-config      print the settings a run would use (the defaults,\n"
 "                      uswap.conf(5), these options) and where each came\n"
 "                      from; CMD is not needed\n"
@@ -103,11 +108,6 @@ static const char usage_text[] =
 "Needs userfaultfd that handles faults from system calls too (read(2) into\n"
 "swapped-out memory): root, sysctl vm.unprivileged_userfaultfd=1, or\n"
 "read-write access to /dev/userfaultfd.\n"
-"\n"
-"fork(): all swapped memory comes back in first (over the limit, for the\n"
-"fork's duration); the child gets a pager of its own on the memory\n"
-"devices, under the same tree-wide limit. exec() starts a fresh agent.\n"
-"The stats add up every process that had a pager.\n"
 "\n"
 "Exit status: CMD's (128+N when a signal ended it); 127 CMD not found, 126\n"
 "not executable; 1 uswap could not run it; 2 usage error.\n";
@@ -126,6 +126,7 @@ static const struct option long_options[] = {
 	{ "kill-after", required_argument, NULL, OPT_KILL_AFTER },
 	{ "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
 	{ "daemon", no_argument,       NULL, OPT_DAEMON },
+	{ "in-process", no_argument,   NULL, OPT_IN_PROCESS },
 	{ "no-workingset", no_argument, NULL, OPT_NO_WORKINGSET },
 	{ "help",   no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -177,6 +178,7 @@ int run_apply_option(struct run_options *o, int opt, const char *arg)
 		return 0;
 	case OPT_STATS: o->stats = true; return 0;
 	case OPT_DAEMON: o->daemon = true; return 0;
+	case OPT_IN_PROCESS: o->daemon = false; return 0;
 	case OPT_NO_WORKINGSET: o->no_workingset = true; return 0;
 	case OPT_KILL_AFTER:
 		if (cli_parse_seconds(arg, &o->kill_after) || o->kill_after > 3600)
@@ -239,7 +241,7 @@ static int parse_opts(int argc, char **argv, struct run_options *o)
 	int opt, err;
 
 	*o = (struct run_options){ .limit = 256u << 20, .heap = UINT64_C(8) << 30,
-				.readahead = -1, .kill_after = 5 };
+				.readahead = -1, .kill_after = 5, .daemon = true };
 	if ((err = run_config_load(o, &c)))
 		return err;
 	optind = 0;
@@ -266,9 +268,6 @@ static int parse_opts(int argc, char **argv, struct run_options *o)
 	}
 	if (optind >= argc)
 		return cli_usage_error(CMD, "missing CMD (uswap run [OPTIONS] -- CMD [ARG]...)");
-	if (o->daemon && (o->trace || o->plot))
-		return cli_usage_error(CMD, "--%s: not with --daemon (yet)",
-				       o->trace ? "trace" : "plot");
 	o->cmd = argv + optind;
 	return 0;
 }
@@ -423,7 +422,7 @@ static void exec_cmd(const struct run_options *o, const char *agent, const char 
 		setenv("USWAP_RUN_GROUP", group, 1);
 	if (*daemon)
 		setenv(USWAP_DAEMON_ENV, daemon, 1);
-	if (o->trace)
+	if (o->trace && !*daemon) /* else uswap run records the tree's */
 		setenv("USWAP_RUN_TRACE", o->trace, 1);
 	snprintf(preload, sizeof(preload), "%s%s%s", agent, old && *old ? ":" : "",
 		 old ? old : "");
@@ -659,11 +658,13 @@ int cmd_run(int argc, char **argv)
 	/* --limit is the tree's: one charge group for all its processes.
 	 * Without /dev/shm, each process gets the limit, as before. */
 	if (o.daemon) {
-		if ((rc = run_daemon_start(&o, &daemon))) {
+		if ((rc = run_daemon_start(&o, &daemon)) ||
+		    (trace_fd >= 0 && (rc = run_daemon_trace(&daemon, trace_fd)))) {
 			unlink(stats);
 			run_daemon_end(&daemon, NULL, 0, 0, &gs);
 			return rc;
 		}
+		trace_fd = -1; /* the recording's now */
 	} else if ((rc = run_group_create(o.limit, &group))) {
 		fprintf(stderr, "uswap run: no shared memory for the tree's limit (%s): the "
 			"limit is per process\n", strerror(-rc));

@@ -19,7 +19,8 @@ int cmd_run(int argc, char **argv);
 
 /* The long options without a short one (getopt codes). */
 enum { OPT_DEVICE = 256, OPT_ORDER, OPT_HEAP, OPT_STATS, OPT_JSON, OPT_PLOT, OPT_TRACE,
-       OPT_KILL_AFTER, OPT_PRINT_CONFIG, OPT_DAEMON, OPT_READAHEAD, OPT_NO_WORKINGSET };
+       OPT_KILL_AFTER, OPT_PRINT_CONFIG, OPT_DAEMON, OPT_IN_PROCESS, OPT_READAHEAD,
+       OPT_NO_WORKINGSET };
 
 /* --readahead's default: pages at order 0 (none above: it lost at 64 KiB,
  * docs/pager.md "Readahead"). */
@@ -36,7 +37,8 @@ struct run_options {
 	const char *plot;
 	const char *trace;
 	double kill_after;  /* seconds from SIGTERM to SIGKILL (guard) */
-	bool daemon;        /* --daemon: one swap subsystem for the tree */
+	bool daemon;        /* one swap subsystem for the tree (default; not
+			       with --in-process) */
 	bool no_workingset; /* --no-workingset: the blind clock (comparisons) */
 	char **cmd;
 };
@@ -116,10 +118,14 @@ struct run_daemon {
 	pthread_t status_th;         /* run_daemon_status.c */
 	bool status_on;
 	_Atomic bool status_stop;
+	bool tracing;                /* --trace: the tree's stream recorded */
 };
 /* Swap the devices on, make the group, listen. Return: 0 or the CLI's
  * runtime-error status (said); run_daemon_end() cleans up either way. */
 int run_daemon_start(const struct run_options *o, struct run_daemon *d);
+/* --trace: record the tree's swap stream (one instance: one stream) on
+ * @fd, which it takes over. Return: 0 or the runtime-error status (said). */
+int run_daemon_trace(struct run_daemon *d, int fd);
 /* In CMD's process, before its exec: the soft RLIMIT_NOFILE as it was. */
 void run_daemon_child(const struct run_daemon *d);
 /* After CMD ended: processes still connected get SIGTERM, SIGKILL

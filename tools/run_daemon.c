@@ -38,6 +38,7 @@
 
 #include <json-c/json.h>
 #include <uswap/daemon.h>
+#include <uswap/lab.h>
 #include <uswap/uswap.h>
 
 /* ------------------------------------------------------------------------
@@ -67,12 +68,48 @@ static int client_zap(void *arg, const struct iovec *r, unsigned int n)
 	return rc;
 }
 
+/* The devices whose read errors grew since the last call, as "NAME (N
+ * read errors), ..." in @buf. Context: read_error_lock held. */
+static void failed_devices(struct uswap *u, char *buf, size_t len)
+{
+	static uint64_t seen[USWAP_MAX_DEVICES];
+	struct uswap_device_info info;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int type = 0; type < USWAP_MAX_DEVICES && used < len; type++) {
+		if (uswap_device_info(u, type, &info) || info.read_errors == seen[type])
+			continue;
+		seen[type] = info.read_errors;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s (%llu read errors)",
+					 used ? ", " : "", info.name,
+					 (unsigned long long)info.read_errors);
+	}
+}
+
+/*
+ * A folio of @c could not be read back (its pager's on_error, before the
+ * faulting thread is woken to get SIGBUS there): one line naming the
+ * process, the device and the error, as the agent's in-process line
+ * does. The first few of the tree are said; the counts stay in the stats.
+ */
+#define READ_ERRORS_SAID 5
+
 static void on_read_error(void *ctx, void *addr, int err)
 {
+	static pthread_mutex_t read_error_lock = PTHREAD_MUTEX_INITIALIZER;
+	static unsigned int said;
 	struct run_client *c = ctx;
+	char devs[512];
 
-	fprintf(stderr, "uswap run: pid %d: a read error (%s) lost memory at %p: it reads "
-		"with SIGBUS\n", (int)c->pid, strerror(-err), addr);
+	pthread_mutex_lock(&read_error_lock);
+	failed_devices(c->d->u, devs, sizeof(devs));
+	if (said++ < READ_ERRORS_SAID)
+		fprintf(stderr, "uswap run: pid %d: swapped-out memory at %p could not be read "
+			"back from %s: %s; the program gets SIGBUS there%s\n", (int)c->pid, addr,
+			devs[0] ? devs : "its device", strerror(-err),
+			said == READ_ERRORS_SAID ? " (further read errors not said)" : "");
+	pthread_mutex_unlock(&read_error_lock);
 }
 
 static void read_comm(struct run_client *c)
@@ -279,8 +316,6 @@ static int64_t client_call(struct run_client *c, const struct uswap_daemon_req *
 	}
 }
 
-static json_object *devices(struct uswap *u);
-
 static void *client_main(void *arg)
 {
 	struct run_client *c = arg;
@@ -304,7 +339,7 @@ static void *client_main(void *arg)
 		pthread_mutex_lock(&c->pg_lock);
 		c->st.size = sizeof(c->st);
 		uswap_pager_stats_get(c->pg, &c->st);
-		c->devices = devices(c->d->u);
+		c->devices = run_daemon_devices(c->d->u);
 		uswap_pager_destroy(c->pg); /* its slots go */
 		c->pg = NULL;
 		pthread_mutex_unlock(&c->pg_lock);
@@ -406,6 +441,22 @@ static void raise_nofile(struct run_daemon *d)
 		d->nofile_raised = false;
 }
 
+int run_daemon_trace(struct run_daemon *d, int fd)
+{
+	int rc;
+
+	/* Opened without blocking (a FIFO no one reads is refused at once);
+	 * from now on a slow reader slows the tree's swap, as the agent's
+	 * recording slowed its program. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	if ((rc = uswap_trace_record_start(d->u, fd, 0, NULL))) {
+		close(fd);
+		return cli_runtime_error("run", "--trace: %s", strerror(-rc));
+	}
+	d->tracing = true;
+	return 0;
+}
+
 void run_daemon_child(const struct run_daemon *d)
 {
 	struct rlimit rl;
@@ -505,57 +556,6 @@ static void end_survivors(struct run_daemon *d, double kill_after)
 	pthread_mutex_unlock(&d->lock);
 }
 
-static json_object *orders(const uint64_t *v)
-{
-	json_object *a = json_object_new_array();
-
-	for (int o = 0; o < USWAP_NR_ORDERS; o++)
-		json_object_array_add(a, json_object_new_int64((int64_t)v[o]));
-	return a;
-}
-
-static json_object *devices(struct uswap *u)
-{
-	json_object *a = json_object_new_array();
-	struct uswap_device_info info;
-	struct uswap_zram_stat z;
-
-	for (int type = 0; type < USWAP_MAX_DEVICES; type++) {
-		json_object *o;
-
-		if (uswap_device_info(u, type, &info))
-			continue;
-		o = json_object_new_object();
-		json_object_object_add(o, "name", json_object_new_string(info.name));
-		json_object_object_add(o, "type", json_object_new_string(info.kind));
-		json_object_object_add(o, "prio", json_object_new_int(info.prio));
-		json_object_object_add(o, "size_kb", json_object_new_int64((int64_t)info.size_kb));
-		json_object_object_add(o, "used_kb", json_object_new_int64((int64_t)info.used_kb));
-		json_object_object_add(o, "write_errors",
-				       json_object_new_int64((int64_t)info.write_errors));
-		json_object_object_add(o, "read_errors",
-				       json_object_new_int64((int64_t)info.read_errors));
-		if (!uswap_device_zram_stat(u, type, &z)) {
-			json_object *zo = json_object_new_object();
-
-			json_object_object_add(zo, "algorithm", json_object_new_string(z.algo));
-			json_object_object_add(zo, "disksize", json_object_new_int64((int64_t)z.disksize));
-			json_object_object_add(zo, "orig_data_size",
-					       json_object_new_int64((int64_t)z.orig_data_size));
-			json_object_object_add(zo, "compr_data_size",
-					       json_object_new_int64((int64_t)z.compr_data_size));
-			json_object_object_add(zo, "mem_used_total",
-					       json_object_new_int64((int64_t)z.mem_used_total));
-			json_object_object_add(zo, "mem_limit", json_object_new_int64((int64_t)z.mem_limit));
-			json_object_object_add(zo, "mem_used_max",
-					       json_object_new_int64((int64_t)z.mem_used_max));
-			json_object_object_add(o, "zram", zo);
-		}
-		json_object_array_add(a, o);
-	}
-	return a;
-}
-
 /* KiB still in use on the devices once every pager of the tree is gone
  * and every fork's record dropped: 0, or slots leaked. */
 static int64_t slots_left_kb(struct uswap *u)
@@ -567,52 +567,6 @@ static int64_t slots_left_kb(struct uswap *u)
 		if (!uswap_device_info(u, type, &info))
 			kb += (int64_t)info.used_kb;
 	return kb;
-}
-
-json_object *run_client_line(const struct run_client *c, const struct uswap_pager_stats *ps,
-			     uint64_t resident, bool root)
-{
-	json_object *o = json_object_new_object();
-	struct uswap_stats st = { .size = sizeof(st) };
-
-	if (!root || uswap_stats_get(c->d->u, &st))
-		memset(&st, 0, sizeof(st));
-	json_object_object_add(o, "pid", json_object_new_int(c->pid));
-	json_object_object_add(o, "image_ns", json_object_new_int64((int64_t)c->image_ns));
-	json_object_object_add(o, "root", json_object_new_boolean(root));
-	json_object_object_add(o, "daemon", json_object_new_boolean(true));
-	json_object_object_add(o, "cmd", json_object_new_string(c->comm));
-	json_object_object_add(o, "resident_bytes", json_object_new_int64((int64_t)resident));
-	json_object_object_add(o, "swpout", orders(st.swpout));
-	json_object_object_add(o, "swpout_fallback", orders(st.swpout_fallback));
-	json_object_object_add(o, "swpin", json_object_new_int64((int64_t)st.swpin));
-	json_object_object_add(o, "resident_peak_bytes",
-			       json_object_new_int64((int64_t)ps->resident_peak_bytes));
-	json_object_object_add(o, "limit_bytes", json_object_new_int64((int64_t)ps->limit_bytes));
-	json_object_object_add(o, "fault_count", json_object_new_int64((int64_t)ps->fault_count));
-	json_object_object_add(o, "fault_us_p50", json_object_new_double(ps->fault_ns_p50 / 1e3));
-	json_object_object_add(o, "fault_us_p99", json_object_new_double(ps->fault_ns_p99 / 1e3));
-	json_object_object_add(o, "evictions", json_object_new_int64((int64_t)ps->evictions));
-	json_object_object_add(o, "evict_zero", json_object_new_int64((int64_t)ps->evict_zero));
-	json_object_object_add(o, "evict_pinned", json_object_new_int64((int64_t)ps->evict_pinned));
-	json_object_object_add(o, "over_limit", json_object_new_int64((int64_t)ps->over_limit));
-	json_object_object_add(o, "read_errors", json_object_new_int64((int64_t)ps->read_errors));
-	json_object_object_add(o, "heap_fallbacks", json_object_new_int64((int64_t)atomic_load(&c->fallbacks)));
-	json_object_object_add(o, "faults", json_object_new_int64((int64_t)ps->faults));
-	json_object_object_add(o, "wp_faults", json_object_new_int64((int64_t)ps->wp_faults));
-	json_object_object_add(o, "zero_fills", json_object_new_int64((int64_t)ps->zero_fills));
-	json_object_object_add(o, "readahead", json_object_new_int64((int64_t)ps->readahead));
-	json_object_object_add(o, "reclaim_waits", json_object_new_int64((int64_t)ps->reclaim_waits));
-	json_object_object_add(o, "workingset_refault",
-			       json_object_new_int64((int64_t)ps->workingset_refault));
-	json_object_object_add(o, "workingset_activate",
-			       json_object_new_int64((int64_t)ps->workingset_activate));
-	json_object_object_add(o, "zero_written",
-			       json_object_new_int64((int64_t)ps->zero_written));
-	json_object_object_add(o, "devices", !root ? json_object_new_array()
-						   : c->devices ? json_object_get(c->devices)
-								: devices(c->d->u));
-	return o;
 }
 
 /* One process image's line at the run's end (the process is gone: nothing
@@ -633,6 +587,7 @@ void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double k
 {
 	struct run_client *root = NULL;
 	FILE *f;
+	int rc;
 
 	/* Still accepting: a survivor's fork until it ends is served (its
 	 * child refused would be killed, and a shell's loop would spin). */
@@ -687,6 +642,10 @@ void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double k
 		uswap_pager_group_stats(d->group, gs);
 	free(d->group);
 	d->group = NULL;
+	if (d->tracing && (rc = uswap_trace_record_stop(d->u)))
+		fprintf(stderr, "uswap run: --trace: %s\n", rc == -EOVERFLOW ?
+			"too many folios swapped out at once: the trace stops early" :
+			strerror(-rc));
 	if (d->u)
 		uswap_destroy(d->u);
 	d->u = NULL;

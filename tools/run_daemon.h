@@ -40,7 +40,12 @@ struct run_client {
 	_Atomic bool ended;
 };
 
-/* run_daemon.c: @c's line in the agent's format (run_stats.c adds them
+/* Every device of @u as the agent's "devices" array (swapon --show's
+ * columns, error counts, zram's mm_stat, the backend's own figures).
+ * The caller owns the array. */
+json_object *run_daemon_devices(struct uswap *u);
+
+/* run_daemon_line.c: @c's line in the agent's format (run_stats.c adds them
  * up), from its pager's figures @ps with @resident bytes resident; CMD's
  * (@root) carries the instance's counters and devices, which are the
  * tree's. The caller owns the object. */

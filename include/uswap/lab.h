@@ -49,6 +49,39 @@ struct uswap_tracer {
 USWAP_API void uswap_set_tracer(struct uswap *u, const struct uswap_tracer *t);
 
 /*
+ * uswap_trace_record_start() - record @u's swap stream on @fd (open for
+ * writing; taken over: closed by uswap_trace_record_stop()) as a lab
+ * trace, version 1 (docs/lab.md "Traces"): an A record per allocation,
+ * F and I records as its slots are freed, each written with write(2) at
+ * once. @t0_ns: 0 starts a trace (the header first; its time zero, CLOCK_MONOTONIC
+ * ns, into *@t0_out if not NULL); else the time zero of the trace this
+ * one goes on with (after an exec), whose records start with an X.
+ * The books hold 2^21 folios swapped out at once (32 MiB of address space,
+ * touched as used); past 70 % of that the recording stops early.
+ * `uswap run --trace` uses it. Errors: -EINVAL, -EBUSY (this process
+ * records already: one recording per process), -ENOMEM.
+ * Context: before @u is shared between threads, or with no allocation in
+ * flight; the tracer then runs on the threads allocating and freeing.
+ */
+USWAP_API int uswap_trace_record_start(struct uswap *u, int fd, uint64_t t0_ns,
+				       uint64_t *t0_out);
+
+/*
+ * uswap_trace_record_stop() - stop recording @u's stream, write what is
+ * buffered and close the file. Return: 0; -EOVERFLOW if the books ran out
+ * (the trace stops early); a write or close error (-errno). 0 when not
+ * recording. Context: once no allocation or free of @u is in flight.
+ */
+USWAP_API int uswap_trace_record_stop(struct uswap *u);
+
+/*
+ * uswap_trace_record_forget() - in a fork child: drop the parent's
+ * recording (close this process's copy of its file, write nothing; the
+ * records are the parent's). @u may be NULL. No errors.
+ */
+USWAP_API void uswap_trace_record_forget(struct uswap *u);
+
+/*
  * uswap_drain() - give back every slot parked in the per-CPU slot caches
  * (policy.lock == USWAP_LOCKING_DEVICE keeps up to USWAP_SLOT_CACHE_SLOTS
  * order-0 slots per CPU allocated but not yet handed out, as the kernel's

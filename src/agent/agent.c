@@ -25,6 +25,7 @@
 
 #include <mimalloc.h>
 #include <uswap/daemon.h>
+#include <uswap/lab.h>
 #include <uswap/uswap.h>
 
 #include "agent/agent.h"
@@ -343,18 +344,36 @@ static int make_heap(size_t size)
 	return 0;
 }
 
-/* `uswap run --trace`: only the process uswap run started records, so
- * one trace holds one swap system's stream. */
+/* `uswap run --trace --in-process`: only the process uswap run started
+ * records, so one trace holds one swap system's stream. After an exec
+ * the new program goes on with the same file and time zero
+ * (AGENT_ENV_TRACE_T0), after an X record. */
 static void start_trace(void)
 {
-	const char *path = getenv(AGENT_ENV_TRACE);
-	int rc;
+	const char *path = getenv(AGENT_ENV_TRACE), *cont = getenv(AGENT_ENV_TRACE_T0);
+	uint64_t t0 = cont ? strtoull(cont, NULL, 10) : 0;
+	char buf[32];
+	int rc, fd;
 
 	if (!path || (pid_t)env_u64(AGENT_ENV_ROOT, 0) != getpid())
 		return;
-	if ((rc = agent_trace_start(agent.u, path)))
+	/* Never blocking: a FIFO whose reader is gone (after an exec, say)
+	 * is -ENXIO at once, not a program stuck in open(2). */
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | (t0 ? O_APPEND : O_TRUNC),
+		  0644);
+	rc = fd < 0 ? -errno : 0;
+	if (fd >= 0) {
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		if ((rc = uswap_trace_record_start(agent.u, fd, t0, &t0)))
+			close(fd);
+	}
+	if (rc) {
 		fprintf(stderr, "uswap run: agent: --trace %s: %s; not recorded\n", path,
 			rc == -ENXIO ? "a FIFO that no process reads" : strerror(-rc));
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)t0);
+	setenv(AGENT_ENV_TRACE_T0, buf, 1);
 }
 
 /*
@@ -732,7 +751,7 @@ static void child_after_fork(void)
 		return;
 	}
 
-	agent_trace_forget(agent.u); /* the parent's records are the parent's */
+	uswap_trace_record_forget(agent.u); /* the parent's records are the parent's */
 	agent_mmap_unlock();
 	agent_status_forget();
 	if (!agent.detached) {
@@ -1033,7 +1052,7 @@ void agent_exit(void)
 	agent_status_stop();
 	remote_stats();
 	agent_write_stats(true);
-	if ((rc = agent_trace_stop(agent.u)))
+	if ((rc = uswap_trace_record_stop(agent.u)))
 		fprintf(stderr, "uswap run: agent: --trace: %s\n", rc == -EOVERFLOW ?
 			"too many folios swapped out at once: the trace stops early" :
 			strerror(-rc));

@@ -219,15 +219,4 @@ void agent_status_forget(void);
 /* status.c: remove this process's socket file. */
 void agent_status_stop(void);
 
-/* agent_trace.c: `uswap run --trace`: @u's swap stream into @path as a lab
- * trace. Return: 0, -errno of open(2) (-ENXIO: a FIFO no one reads; the
- * open never blocks), -ENOMEM. */
-int agent_trace_start(struct uswap *u, const char *path);
-/* Stop, flush and close. Return: 0; -errno of a write; -EOVERFLOW (the
- * books filled and recording stopped early). No-op if not started. */
-int agent_trace_stop(struct uswap *u);
-/* In a fork's child: stop recording without writing what the parent had
- * not written yet (its records; the parent writes them). */
-void agent_trace_forget(struct uswap *u);
-
 #endif /* USWAP_AGENT_AGENT_H */

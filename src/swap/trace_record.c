@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * agent_trace.c - `uswap run --trace FILE`: the swap stream of the program as
- * a lab trace (version 1, docs/lab.md "Traces"), for `uswap lab replay`.
+ * trace_record.c - an instance's swap stream as a lab trace (version 1,
+ * docs/lab.md "Traces"), for `uswap lab replay`: `uswap run --trace FILE`
+ * (recorded by uswap run itself for the tree, or by the agent in the
+ * process uswap run started, --in-process).
  *
  * The instance's tracer (uswap_set_tracer()) hears of every allocation
  * and every run of slots freed. An allocation is an A record named by
@@ -11,14 +13,13 @@
  * ends at its first free with an F. Slots nobody was handed are ignored.
  *
  * The tracer runs on whichever thread allocates or frees, with allocator
- * locks held, and must not touch the program's heap: the books and the
- * line buffer are mmapped here with the raw system call (not the
- * agent's mmap), lines are formatted on the stack, and each is written
- * at once with write(2), so an exec() or a kill loses nothing recorded.
- * One mutex orders the records, and the time is read under it, so times
- * never go back. Only the process uswap run started records; when it
- * execs another program, that program's agent goes on with the same
- * file and time zero (AGENT_ENV_TRACE_T0) after an X record.
+ * locks held, and must not touch the heap of a program the agent serves:
+ * the books and the line buffer are mmapped here with the raw system
+ * call (not the agent's mmap), lines are formatted on the stack, and
+ * each is written at once with write(2), so an exec() or a kill loses
+ * nothing recorded. One mutex orders the records, and the time is read
+ * under it, so times never go back. One recording per process: the
+ * books are the process's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,7 +36,6 @@
 #include <uswap/lab.h>
 #include <uswap/uswap.h>
 
-#include "agent/agent.h"
 
 #define TRACE_BUF   4096       /* the header, or one record */
 #define TRACE_CAP   (1u << 21) /* folios in the books: 32 MiB, touched as used */
@@ -205,48 +205,44 @@ static void trace_event(void *ctx, enum uswap_trace_event ev, uswap_entry_t e,
 	pthread_mutex_unlock(&tr.lock);
 }
 
-int agent_trace_start(struct uswap *u, const char *path)
+int uswap_trace_record_start(struct uswap *u, int fd, uint64_t t0_ns, uint64_t *t0_out)
 {
 	static const char head[] = "uswap-trace 1\n# uswap run --trace: the swap stream "
-				   "of one process\n# T CPU A ORDER ID | T CPU F ID | "
+				   "of one swap system\n# T CPU A ORDER ID | T CPU F ID | "
 				   "T CPU I ID PAGE | T CPU X\n";
-	/* An earlier program of this process (before an exec) started the
-	 * trace: go on after it, from its time zero, with an X (its swap
-	 * is gone). */
-	const char *cont = getenv(AGENT_ENV_TRACE_T0);
-	char t0[32];
 
-	/* Never blocking: a FIFO whose reader is gone (after an exec, say)
-	 * is -ENXIO at once, not a program stuck in open(2). */
-	tr.fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK |
-			   (cont ? O_APPEND : O_TRUNC), 0644);
-	if (tr.fd < 0)
-		return -errno;
-	fcntl(tr.fd, F_SETFL, fcntl(tr.fd, F_GETFL) & ~O_NONBLOCK);
-	tr.map = raw_mmap(TRACE_CAP * sizeof(*tr.map));
-	tr.buf = raw_mmap(TRACE_BUF);
-	if (!tr.map || !tr.buf) {
-		close(tr.fd);
-		tr.fd = -1;
+	if (u == NULL || fd < 0)
+		return -EINVAL;
+	if (tr.fd >= 0)
+		return -EBUSY;
+	if (!tr.map)
+		tr.map = raw_mmap(TRACE_CAP * sizeof(*tr.map));
+	if (!tr.buf)
+		tr.buf = raw_mmap(TRACE_BUF);
+	if (!tr.map || !tr.buf)
 		return -ENOMEM;
-	}
-	if (cont) {
-		tr.t0 = strtoull(cont, NULL, 10);
-		put_locked('X', 0, 0, false); /* no other thread yet */
+	tr.fd = fd;
+	tr.nr = 0;
+	tr.len = 0;
+	tr.full = false;
+	tr.err = 0;
+	if (t0_ns) {
+		tr.t0 = t0_ns;
+		put_locked('X', 0, 0, false); /* not recording yet: no other thread */
 	} else {
 		memcpy(tr.buf, head, sizeof(head) - 1);
 		tr.len = sizeof(head) - 1;
 		flush_locked();
 		tr.t0 = now_ns();
-		snprintf(t0, sizeof(t0), "%llu", (unsigned long long)tr.t0);
-		setenv(AGENT_ENV_TRACE_T0, t0, 1);
 	}
+	if (t0_out)
+		*t0_out = tr.t0;
 	tr.tracer = (struct uswap_tracer){ .event = trace_event };
 	uswap_set_tracer(u, &tr.tracer);
 	return 0;
 }
 
-int agent_trace_stop(struct uswap *u)
+int uswap_trace_record_stop(struct uswap *u)
 {
 	int err;
 
@@ -263,7 +259,7 @@ int agent_trace_stop(struct uswap *u)
 	return err;
 }
 
-void agent_trace_forget(struct uswap *u)
+void uswap_trace_record_forget(struct uswap *u)
 {
 	if (tr.fd < 0)
 		return;
