@@ -143,7 +143,9 @@ void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double k
 struct run_tree {
 	pid_t top;               /* `uswap run` itself: the tree's subreaper */
 	pid_t skip;              /* its guard process, not CMD's */
-	uint64_t anon_peak;      /* bytes: the largest sum of one sample */
+	uint64_t anon_peak;      /* bytes: the largest RssAnon sum of one sample */
+	uint64_t pss_peak;       /* bytes: the largest Pss_Anon sum (a page
+				    shared after a fork counted once) */
 	unsigned int procs_peak; /* processes in the largest sample */
 	unsigned int samples;
 };

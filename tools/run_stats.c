@@ -289,7 +289,7 @@ static void print_tree(json_object *sum)
 {
 	json_object *tree;
 	int64_t peak;
-	char a[32];
+	char a[32], b[32];
 
 	if (!json_object_object_get_ex(sum, "tree", &tree) || !get_i64(tree, "samples"))
 		return;
@@ -297,6 +297,8 @@ static void print_tree(json_object *sum)
 	fprintf(stderr, "  %-16s%s anonymous RSS at its peak, %lld processes at most "
 		"(sampled every %d ms)\n", "tree", size(peak, a),
 		(long long)get_i64(tree, "processes_peak"), RUN_TREE_PERIOD_MS);
+	fprintf(stderr, "  %-16s%s proportionally (Pss_Anon: a page shared after a fork "
+		"counted once)\n", "", size(get_i64(tree, "anon_pss_peak_bytes"), b));
 	fprintf(stderr, "  %-16s%s at least: memory no pager held (not swapped: see "
 		"\"What is covered\" in docs/run.md)\n", "unmanaged",
 		size(get_i64(sum, "unmanaged_anon_bytes_min"), a));
@@ -320,6 +322,7 @@ static void add_tree(json_object *sum, const struct run_tree *t)
 	int64_t peak = (int64_t)t->anon_peak, held = get_i64(sum, "resident_peak_sum_bytes");
 
 	json_object_object_add(o, "anon_rss_peak_bytes", json_object_new_int64(peak));
+	json_object_object_add(o, "anon_pss_peak_bytes", json_object_new_int64((int64_t)t->pss_peak));
 	json_object_object_add(o, "processes_peak", json_object_new_int64(t->procs_peak));
 	json_object_object_add(o, "samples", json_object_new_int64(t->samples));
 	json_object_object_add(o, "period_ms", json_object_new_int64(RUN_TREE_PERIOD_MS));

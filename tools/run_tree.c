@@ -2,10 +2,13 @@
 /*
  * run_tree.c - CMD's process tree as the kernel sees it, for `uswap run`'s
  * statistics: every RUN_TREE_PERIOD_MS the anonymous resident memory
- * (RssAnon of /proc/PID/status) of every process below `uswap run` but
- * its guard, found through /proc/PID/task/TID/children. `uswap run` is
- * the tree's child subreaper (PR_SET_CHILD_SUBREAPER), so a daemonized
- * grandchild stays below it instead of going to init.
+ * of every process below `uswap run` but its guard, found through
+ * /proc/PID/task/TID/children, summed two ways: RssAnon (/proc/PID/status:
+ * a page shared copy-on-write after a fork counts in each process) and
+ * Pss_Anon (/proc/PID/smaps_rollup: a shared page split between its
+ * sharers, so the sum counts it once, as a memory cgroup charges it).
+ * `uswap run` is the tree's child subreaper (PR_SET_CHILD_SUBREAPER), so
+ * a daemonized grandchild stays below it instead of going to init.
  *
  * Why: the agents' counters say what their pagers held, and nothing about
  * memory outside them (a JVM's or V8's heap, memory mapped by raw system
@@ -53,19 +56,21 @@ static void add_children(pid_t pid, pid_t *pids, unsigned int *n)
 	closedir(dir);
 }
 
-/* RssAnon of @pid in bytes; 0 when it is gone or a zombie. */
-static uint64_t anon_rss(pid_t pid)
+/* The "KEY: N kB" line of /proc/@pid/@file in bytes; 0 when the process
+ * is gone or a zombie. */
+static uint64_t proc_kb(pid_t pid, const char *file, const char *key)
 {
 	char path[64], line[128];
+	size_t len = strlen(key);
 	unsigned long long kb = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
 	f = fopen(path, "re");
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "RssAnon: %llu kB", &kb) == 1)
+		if (!strncmp(line, key, len) && sscanf(line + len, " %llu kB", &kb) == 1)
 			break;
 	fclose(f);
 	return (uint64_t)kb * 1024;
@@ -75,19 +80,22 @@ void run_tree_sample(struct run_tree *t)
 {
 	static pid_t pids[RUN_TREE_MAX_PROCS];
 	unsigned int n = 0, procs = 0;
-	uint64_t sum = 0;
+	uint64_t sum = 0, pss = 0;
 
 	add_children(t->top, pids, &n);
 	for (unsigned int i = 0; i < n; i++) {
 		if (pids[i] == t->skip)
 			continue;
 		add_children(pids[i], pids, &n);
-		sum += anon_rss(pids[i]);
+		sum += proc_kb(pids[i], "status", "RssAnon:");
+		pss += proc_kb(pids[i], "smaps_rollup", "Pss_Anon:");
 		procs++;
 	}
 	t->samples++;
 	if (sum > t->anon_peak)
 		t->anon_peak = sum;
+	if (pss > t->pss_peak)
+		t->pss_peak = pss;
 	if (procs > t->procs_peak)
 		t->procs_peak = procs;
 }
