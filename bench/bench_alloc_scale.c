@@ -293,19 +293,7 @@ static void svg_script(FILE *g, const char *data, const char *path, void *ctx)
 
 static int draw_svg(const struct scale *s, bool made)
 {
-	int rc;
-
-	if (!lab_have_gnuplot()) {
-		fprintf(stderr, "uswap " CMD ": --svg %s skipped: gnuplot not found (Debian: "
-			"gnuplot-nox)\n", s->opts->svg);
-		if (made)
-			unlink(s->opts->svg); /* no empty file left behind */
-		return CLI_EXIT_OK;
-	}
-	rc = lab_gnuplot_svg(s->opts->svg, svg_data, svg_script, (void *)s);
-	if (rc)
-		return cli_runtime_error(CMD, "--svg %s: %s", s->opts->svg, strerror(-rc));
-	return CLI_EXIT_OK;
+	return cli_svg_draw(CMD, s->opts->svg, made, svg_data, svg_script, (void *)s);
 }
 
 /* ------------------------------------------------------------------------

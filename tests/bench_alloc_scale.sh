@@ -17,7 +17,7 @@ uswap=$1
 src=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/uswap-scale.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT INT TERM
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/check_lib.sh"
 run="$uswap bench alloc --duration 0.2 --device-size 64M"
 
 # The JSON of two thread counts, in the order given.
@@ -74,15 +74,7 @@ else
 		fail "--svg without gnuplot says nothing"
 fi
 
-# Bad input: exit 2, the reason named.
-bad() {
-	want=$1
-	shift
-	"$@" > "$dir/bad.out" 2>&1
-	rc=$?
-	[ $rc = 2 ] || fail "$*: exit $rc, not 2: $(cat "$dir/bad.out")"
-	grep -q "$want" "$dir/bad.out" || fail "$*: no '$want' in: $(cat "$dir/bad.out")"
-}
+# Bad input: exit 2, the reason named (bad, check_lib.sh).
 echo '[1, 2]' > "$dir/list.json"
 echo 'not json {' > "$dir/garbage.json"
 bad "invalid --threads value '0,2'" $run --threads 0,2

@@ -16,7 +16,7 @@ set -u
 uswap=$1
 dir=$(mktemp -d "${TMPDIR:-/tmp}/uswap-sweep.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT INT TERM
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/check_lib.sh"
 exp=improve-cluster-scan-strategy
 grid="--vcpus 4,8 --scale 0.05,0.1 --seeds 1,2"
 
@@ -95,14 +95,6 @@ if [ "$(sort -u "$dir/costs.txt" | wc -l)" != 1 ] ||
 	fail "--cost over --cost-profile depends on the order: $(cat "$dir/costs.txt")"
 fi
 
-bad() {
-	want=$1
-	shift
-	"$@" > "$dir/bad.out" 2>&1
-	rc=$?
-	[ $rc = 2 ] || fail "$*: exit $rc, not 2: $(cat "$dir/bad.out")"
-	grep -q "$want" "$dir/bad.out" || fail "$*: no '$want' in: $(cat "$dir/bad.out")"
-}
 bad "missing experiment name" "$uswap" lab sweep
 bad "unknown experiment 'nope'" "$uswap" lab sweep nope
 bad "^uswap lab sweep: --vcpus: expected" "$uswap" lab sweep $exp --vcpus 0,8

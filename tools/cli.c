@@ -7,6 +7,7 @@
  * caller turns that into a usage error naming the option.
  */
 #include "cli.h"
+#include "lab/lab_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -346,6 +347,26 @@ int cli_plot_name(const char *cmd, const char *opt, const char *path)
 		return cli_usage_error(cmd, "%s %s: plots are drawn as SVG only; name the file "
 				       "FILE.svg", opt, path);
 	return 0;
+}
+
+int cli_svg_draw(const char *cmd, const char *path, bool made,
+		 int (*data_fn)(FILE *f, void *ctx),
+		 void (*script_fn)(FILE *g, const char *data, const char *path, void *ctx),
+		 void *ctx)
+{
+	int rc;
+
+	if (!lab_have_gnuplot()) {
+		fprintf(stderr, "uswap %s: --svg %s skipped: gnuplot not found (Debian: "
+			"gnuplot-nox)\n", cmd, path);
+		if (made)
+			unlink(path); /* no empty file left behind */
+		return CLI_EXIT_OK;
+	}
+	rc = lab_gnuplot_svg(path, data_fn, script_fn, ctx);
+	if (rc)
+		return cli_runtime_error(cmd, "--svg %s: %s", path, strerror(-rc));
+	return CLI_EXIT_OK;
 }
 
 int cli_svg_open(const char *cmd, const char *opt, const char *path, bool *made)

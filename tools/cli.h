@@ -91,6 +91,15 @@ int cli_plot_name(const char *cmd, const char *opt, const char *path);
  * reader); *@made says whether it did not exist before. Return: 0, or
  * CLI_EXIT_USAGE after saying why (as @cmd). */
 int cli_svg_open(const char *cmd, const char *opt, const char *path, bool *made);
+/* cli_svg_draw() - draw --svg @path with gnuplot (lab_gnuplot_svg():
+ * @data_fn writes the samples, @script_fn the script, both given @ctx).
+ * Without gnuplot: a note on stderr, and @path removed if cli_svg_open()
+ * @made it. Return: CLI_EXIT_OK, or the runtime-error status after
+ * saying why (as @cmd). */
+int cli_svg_draw(const char *cmd, const char *path, bool made,
+		 int (*data_fn)(FILE *f, void *ctx),
+		 void (*script_fn)(FILE *g, const char *data, const char *path, void *ctx),
+		 void *ctx);
 
 /*
  * cli_check_spec() - a device spec given as option @opt, checked without

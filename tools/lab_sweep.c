@@ -541,19 +541,7 @@ static void svg_script(FILE *g, const char *data, const char *path, void *ctx)
 
 static int draw_svg(const struct sweep *s)
 {
-	int rc;
-
-	if (!lab_have_gnuplot()) {
-		fprintf(stderr, "uswap " CMD ": --svg %s skipped: gnuplot not found (Debian: "
-			"gnuplot-nox)\n", s->o->svg);
-		if (s->o->svg_made)
-			unlink(s->o->svg); /* no empty file left behind */
-		return CLI_EXIT_OK;
-	}
-	rc = lab_gnuplot_svg(s->o->svg, svg_data, svg_script, (void *)s);
-	if (rc)
-		return cli_runtime_error(CMD, "--svg %s: %s", s->o->svg, strerror(-rc));
-	return CLI_EXIT_OK;
+	return cli_svg_draw(CMD, s->o->svg, s->o->svg_made, svg_data, svg_script, (void *)s);
 }
 
 /* ------------------------------------------------------------------------

@@ -502,41 +502,54 @@ static AGENT_TLS uint64_t t_fork_token; /* fork_share, for fork() below */
  * fork reads every folio in instead (hold_for_fork()). */
 #define STREAM_TRIES 3
 
-/* In-process copy: eviction stopped and the pager's lock held for the
- * fork, with every stream mapped (streams.c). Return: whether it is so;
- * if not, nothing is held and the fork must read everything in. */
-static bool prepare_copy(void)
+/*
+ * Stop eviction for the fork with @begin (its answer: 0 for not done)
+ * once every stream was read in, and check that they are all still
+ * mapped (streams.c); if one was evicted in between, undo with @undo and
+ * try again, STREAM_TRIES times. Return: @begin's answer, or 0 (nothing
+ * held: the fork must read everything in).
+ */
+static uint64_t stop_with_streams(uint64_t (*begin)(void), void (*undo)(uint64_t))
 {
 	for (int i = 0; i < STREAM_TRIES; i++) {
-		agent_streams_in();
-		uswap_pager_fork_prepare(agent.p);
-		if (agent_streams_mapped())
-			return true;
-		uswap_pager_fork_parent(agent.p); /* undone */
-	}
-	return false;
-}
-
-/* --daemon: the fork's record taken by uswap run, with every stream
- * mapped. Return: its token, or 0 (none: the fork must read everything
- * in). */
-static uint64_t prepare_share(void)
-{
-	for (int i = 0; i < STREAM_TRIES; i++) {
-		long token;
+		uint64_t v;
 
 		agent_streams_in();
-		/* With the mapping tables held: nothing is discarded or
-		 * remapped between the record and the fork. */
-		token = agent_daemon_call(USWAP_DOP_FORK_PREPARE, NULL, 0, 0);
-		if (token <= 0)
-			return 0;
-		if (agent_streams_mapped())
-			return (uint64_t)token;
-		agent_daemon_call(USWAP_DOP_FORK_PARENT, NULL, 0, 0); /* undone */
-		agent_daemon_call(USWAP_DOP_FORK_DROP, NULL, 0, (uint64_t)token);
+		v = begin();
+		if (!v || agent_streams_mapped())
+			return v;
+		undo(v);
 	}
 	return 0;
+}
+
+/* In-process copy: eviction stopped and the pager's lock held. */
+static uint64_t copy_begin(void)
+{
+	uswap_pager_fork_prepare(agent.p);
+	return 1;
+}
+
+static void copy_undo(uint64_t v)
+{
+	(void)v;
+	uswap_pager_fork_parent(agent.p);
+}
+
+/* --daemon: the fork's record taken by uswap run, with the mapping
+ * tables held (nothing is discarded or remapped between the record and
+ * the fork); its token, or 0. */
+static uint64_t share_begin(void)
+{
+	long token = agent_daemon_call(USWAP_DOP_FORK_PREPARE, NULL, 0, 0);
+
+	return token > 0 ? (uint64_t)token : 0;
+}
+
+static void share_undo(uint64_t token)
+{
+	agent_daemon_call(USWAP_DOP_FORK_PARENT, NULL, 0, 0);
+	agent_daemon_call(USWAP_DOP_FORK_DROP, NULL, 0, token);
 }
 
 static void prepare_fork(void)
@@ -551,10 +564,10 @@ static void prepare_fork(void)
 	/* Last: from here a fault on the heap waits until the fork is done,
 	 * and the agent's locks are the ones a program thread takes before
 	 * the pager's (adopt.c). */
-	if (fork_copy && !prepare_copy())
+	if (fork_copy && !stop_with_streams(copy_begin, copy_undo))
 		fork_copy = false;
 	if (agent_has_pager() && agent.remote)
-		fork_share = prepare_share();
+		fork_share = stop_with_streams(share_begin, share_undo);
 	if (agent_has_pager() && !fork_copy && !fork_share)
 		hold_for_fork();
 	if (agent.remote)

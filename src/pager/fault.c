@@ -127,17 +127,6 @@ static void seq_note(struct pager_seq *q, size_t idx, unsigned int window, unsig
 	atomic_store_explicit(&q->window, window, memory_order_relaxed);
 }
 
-static unsigned int ra_window(struct uswap_pager *p, struct pager_region *r, size_t idx)
-{
-	return seq_window(p, r, &r->ra, idx);
-}
-
-static void ra_note(struct pager_region *r, size_t idx, unsigned int window,
-		    unsigned int got)
-{
-	seq_note(&r->ra, idx, window, got);
-}
-
 /* Claim up to @max folios after @idx that are in state @want, stopping at
  * the first that is not; their state words go to @prev. */
 static unsigned int claim_ahead(struct pager_region *r, size_t idx, unsigned int want,
@@ -211,7 +200,7 @@ static void fault_zero(struct uswap_pager *p, struct pager_handler *h,
 {
 	bool zp = !write && !(p->cfg.flags & USWAP_PAGER_NO_ZEROPAGE);
 	uint32_t prev[PAGER_MAX_RA_FOLIOS];
-	unsigned int w = ra_window(p, r, idx);
+	unsigned int w = seq_window(p, r, &r->ra, idx);
 	unsigned int n = claim_ahead(r, idx, PF_NONE, w, prev);
 	size_t len = (size_t)(1 + n) * p->folio_bytes;
 	void *addr = folio_addr(r, idx);
@@ -235,7 +224,7 @@ static void fault_zero(struct uswap_pager *p, struct pager_handler *h,
 	/* Not protected (or not mapped, as ever): charged as RESIDENT. */
 	if (zp && rc != 0)
 		pager_charge_mapped(p, (uint64_t)(1 + n) * p->nr);
-	ra_note(r, idx, w, n);
+	seq_note(&r->ra, idx, w, n);
 	pager_record_latency(h, pager_now_ns() - t0);
 	WARN_ONCE(rc < 0, "pager: zero fill at %p failed: %d", addr, rc);
 	atomic_fetch_add_explicit(&p->cnt.zero_fills, 1 + n, memory_order_relaxed);
@@ -318,14 +307,14 @@ static void fault_swapin(struct uswap_pager *p, struct pager_handler *h,
 	unsigned int w, n, cached = 0;
 	int rc, err;
 
-	w = ra_window(p, r, idx);
+	w = seq_window(p, r, &r->ra, idx);
 	n = claim_ahead(r, idx, PF_SWAPPED, w, prev);
 	rc = swapin_batch(p, r, idx, s, n, prev, h->buf, &n, &cached);
 	if (rc < 0) {
 		folio_free_slots(p, r, idx, (s & PF_WHOLE) != 0);
 		folio_poison(p, r, idx, h->buf, rc);
 		pager_record_latency(h, pager_now_ns() - t0);
-		ra_note(r, idx, 0, 0);
+		seq_note(&r->ra, idx, 0, 0);
 		return;
 	}
 	pager_charge(p, (1 + n) * p->nr);
@@ -341,7 +330,7 @@ static void fault_swapin(struct uswap_pager *p, struct pager_handler *h,
 		cached = 0;
 		err = uffd_copy(p->uffd, addr, h->buf, p->folio_bytes, false);
 	}
-	ra_note(r, idx, w, n);
+	seq_note(&r->ra, idx, w, n);
 	pager_record_latency(h, pager_now_ns() - t0);
 	WARN_ONCE(err, "pager: UFFDIO_COPY at %p failed: %d", addr, err);
 	atomic_fetch_add_explicit(&p->cnt.swapins, 1 + n, memory_order_relaxed);
