@@ -613,7 +613,7 @@ int cmd_run(int argc, char **argv)
 	struct cli_plot *plot = NULL;
 	struct run_tree tree = { 0 };
 	struct run_group group = { 0 };
-	struct run_daemon daemon = { .lfd = -1, .spare_fd = -1 };
+	struct run_daemon daemon = { .lfd = -1, .spare_fd = -1, .status_wake = -1 };
 	struct uswap_pager_group_stats gs;
 	const char *agent;
 	int rc, fd, status, json_fd = -1, trace_fd = -1, guard_fd;

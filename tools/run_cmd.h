@@ -109,6 +109,7 @@ struct run_daemon {
 	pthread_t accept_th;
 	bool accepting;
 	pthread_mutex_t lock;        /* clients */
+	pthread_cond_t ended_cond;   /* a client ended (with lock) */
 	struct run_client *clients;  /* every connection, ended ones too */
 	struct run_share *shares;    /* forks not yet taken by their child */
 	_Atomic pid_t cmd;           /* CMD, once forked: its line is the root */
@@ -116,6 +117,7 @@ struct run_daemon {
 	rlim_t nofile_soft;          /* RLIMIT_NOFILE's soft limit before ... */
 	bool nofile_raised;          /* ... we raised it to the hard one */
 	pthread_t status_th;         /* run_daemon_status.c */
+	int status_wake;             /* its eventfd: a socket came or went, stop */
 	bool status_on;
 	_Atomic bool status_stop;
 	bool tracing;                /* --trace: the tree's stream recorded */

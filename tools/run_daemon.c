@@ -347,7 +347,10 @@ static void *client_main(void *arg)
 	close(c->sock);
 	if (c->zap >= 0)
 		close(c->zap);
+	pthread_mutex_lock(&c->d->lock);
 	atomic_store(&c->ended, true);
+	pthread_cond_broadcast(&c->d->ended_cond); /* end_survivors() waits */
+	pthread_mutex_unlock(&c->d->lock);
 	return NULL;
 }
 
@@ -478,11 +481,18 @@ int run_daemon_start(const struct run_options *o, struct run_daemon *d)
 	memset(d, 0, sizeof(*d));
 	d->lfd = -1;
 	d->spare_fd = -1;
+	d->status_wake = -1;
 	d->limit = o->limit;
 	d->order = o->order;
 	d->readahead = run_readahead(o);
 	d->pager_flags = o->no_workingset ? USWAP_PAGER_NO_WORKINGSET : 0;
 	pthread_mutex_init(&d->lock, NULL);
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&d->ended_cond, &ca);
+	pthread_condattr_destroy(&ca);
 	if ((rc = uswap_create(NULL, &d->u)))
 		return cli_runtime_error("run", "uswap_create: %s", strerror(-rc));
 	for (unsigned int i = 0; i < o->nr_devices; i++) {
@@ -523,33 +533,52 @@ int run_daemon_start(const struct run_options *o, struct run_daemon *d)
  * The end: every process gone, the figures written as the agents' lines
  * ---------------------------------------------------------------------- */
 
+/* Whether a process of the tree is still connected. Context: d->lock. */
+static bool any_connected(struct run_daemon *d)
+{
+	for (struct run_client *c = d->clients; c; c = c->next)
+		if (!atomic_load(&c->ended) && c->pid > 0)
+			return true;
+	return false;
+}
+
+/* Wait until no process is connected or @secs have passed (woken by
+ * each connection's end). Context: d->lock held. */
+static void wait_connections(struct run_daemon *d, double secs)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)secs;
+	until.tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (any_connected(d) &&
+	       pthread_cond_timedwait(&d->ended_cond, &d->lock, &until) != ETIMEDOUT)
+		;
+}
+
+/* A process that has exited still looks connected until its thread here
+ * reads the end of its socket: this long is given to those before the
+ * rest is told to end. */
+#define END_GRACE_S 0.05
+
 /* Processes of the tree still connected when CMD ended (daemonized ones)
  * cannot outlive their swap: SIGTERM, then SIGKILL @kill_after seconds
- * later, as the guard does for CMD. */
+ * later, as the guard does for CMD. Those that ended with CMD are only
+ * waited for (CMD's pid, reaped already, is not signalled). */
 static void end_survivors(struct run_daemon *d, double kill_after)
 {
-	struct timespec step = { 0, 10 * 1000 * 1000 };
-	bool any = false;
-
+	pthread_mutex_lock(&d->lock);
 	/* Under d->lock: the accept thread still adds processes (a
 	 * survivor's fork children), which end with it. */
-	pthread_mutex_lock(&d->lock);
+	wait_connections(d, END_GRACE_S);
 	for (struct run_client *c = d->clients; c; c = c->next)
-		if (!atomic_load(&c->ended) && c->pid > 0) {
+		if (!atomic_load(&c->ended) && c->pid > 0)
 			kill(c->pid, SIGTERM);
-			any = true;
-		}
-	pthread_mutex_unlock(&d->lock);
-	for (double t = 0; any && t < kill_after; t += 0.01) {
-		any = false;
-		pthread_mutex_lock(&d->lock);
-		for (struct run_client *c = d->clients; c; c = c->next)
-			any |= !atomic_load(&c->ended) && c->pid > 0;
-		pthread_mutex_unlock(&d->lock);
-		if (any)
-			nanosleep(&step, NULL);
-	}
-	pthread_mutex_lock(&d->lock);
+	wait_connections(d, kill_after);
 	for (struct run_client *c = d->clients; c; c = c->next)
 		if (!atomic_load(&c->ended) && c->pid > 0)
 			kill(c->pid, SIGKILL);
@@ -609,6 +638,9 @@ void run_daemon_end(struct run_daemon *d, const char *stats, pid_t cmd, double k
 			shutdown(c->sock, SHUT_RDWR);
 	for (struct run_client *c = d->clients; c; c = c->next)
 		pthread_join(c->th, NULL);
+	if (d->status_wake >= 0)
+		close(d->status_wake);
+	d->status_wake = -1;
 	/* The root line: CMD's last image (after the shells and shims it
 	 * exec'd through: the program), else any process's. */
 	for (struct run_client *c = d->clients; c; c = c->next)

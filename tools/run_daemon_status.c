@@ -21,12 +21,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <uswap/status.h>
 
-#define STATUS_POLL_MS 100 /* how soon a new process's socket is polled */
+/* The thread wakes at once when a socket comes or goes and when it must
+ * stop (status_wake); the timeout is only a safety net. It was the only
+ * wake-up, 100 ms, and every run's end waited for it. */
+#define STATUS_POLL_MS 1000
 
 /* Answer one client of @c's socket with @c's line (nothing if its pager
  * is gone meanwhile). */
@@ -62,8 +66,17 @@ static void answer(struct run_daemon *d, struct run_client *c)
 static long gather(struct run_daemon *d, struct pollfd **fds, struct run_client ***who,
 		   size_t *cap)
 {
-	size_t n = 0;
+	size_t n = 1;
 
+	if (!*cap) {
+		*fds = malloc(16 * sizeof(**fds));
+		*who = malloc(16 * sizeof(**who));
+		if (!*fds || !*who)
+			return -1;
+		*cap = 16;
+	}
+	(*fds)[0] = (struct pollfd){ .fd = d->status_wake, .events = POLLIN };
+	(*who)[0] = NULL;
 	pthread_mutex_lock(&d->lock);
 	for (struct run_client *c = d->clients; c; c = c->next) {
 		if (c->status_fd < 0)
@@ -74,7 +87,7 @@ static long gather(struct run_daemon *d, struct pollfd **fds, struct run_client 
 			continue;
 		}
 		if (n == *cap) {
-			size_t more = *cap ? 2 * *cap : 16;
+			size_t more = 2 * *cap;
 			struct pollfd *f = realloc(*fds, more * sizeof(**fds));
 
 			if (f)
@@ -106,8 +119,13 @@ static void *status_main(void *arg)
 		long n = gather(d, &fds, &who, &cap);
 
 		if (n < 0 || poll(fds, (nfds_t)n, STATUS_POLL_MS) <= 0)
-			continue; /* none yet: poll() just waited */
-		for (long i = 0; i < n; i++)
+			continue; /* poll() just waited */
+		if (fds[0].revents & POLLIN) {
+			eventfd_t v;
+
+			eventfd_read(d->status_wake, &v); /* then gather again */
+		}
+		for (long i = 1; i < n; i++)
 			if (fds[i].revents & POLLIN)
 				answer(d, who[i]);
 	}
@@ -132,8 +150,14 @@ int run_status_start(struct run_daemon *d)
 	}
 	close(fd);
 	unlink(path);
-	if ((rc = pthread_create(&d->status_th, NULL, status_main, d)))
+	d->status_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->status_wake < 0)
+		return -errno;
+	if ((rc = pthread_create(&d->status_th, NULL, status_main, d))) {
+		close(d->status_wake);
+		d->status_wake = -1;
 		return -rc;
+	}
 	d->status_on = true;
 	return 0;
 }
@@ -156,6 +180,7 @@ void run_status_publish(struct run_client *c)
 	pthread_mutex_lock(&c->d->lock);
 	c->status_fd = fd;
 	pthread_mutex_unlock(&c->d->lock);
+	eventfd_write(c->d->status_wake, 1); /* polled from now on */
 }
 
 void run_status_unpublish(struct run_client *c)
@@ -165,14 +190,17 @@ void run_status_unpublish(struct run_client *c)
 	if (c->status_path[0] && !lstat(c->status_path, &st) && st.st_ino == c->status_ino)
 		unlink(c->status_path);
 	c->status_path[0] = '\0';
+	if (c->d->status_wake >= 0) /* set before any client, closed after */
+		eventfd_write(c->d->status_wake, 1); /* its socket closed soon */
 }
 
 void run_status_stop(struct run_daemon *d)
 {
 	if (d->status_on) {
 		atomic_store(&d->status_stop, true);
+		eventfd_write(d->status_wake, 1);
 		pthread_join(d->status_th, NULL);
-		d->status_on = false;
+		d->status_on = false; /* status_wake: closed once no client runs */
 	}
 	pthread_mutex_lock(&d->lock);
 	for (struct run_client *c = d->clients; c; c = c->next)
