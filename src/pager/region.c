@@ -66,17 +66,54 @@ static int map_aligned(size_t size, size_t align, bool forkable, void **base)
 	return 0;
 }
 
+/*
+ * A region's per-folio and per-page arrays: zeroed, sized by the address
+ * space the region covers (about 6 bytes per page: 50 MiB for an 8 GiB
+ * heap), and touched only where the program uses it. From META_MMAP_BYTES
+ * up they are mappings of their own, so untouched parts cost nothing and
+ * nothing is zeroed by hand: calloc() gives such sizes a fresh mapping
+ * only until glibc's dynamic mmap threshold has risen past them (a free()
+ * of an mmapped block raises it, up to 32 MiB), and from then on zeroes
+ * them from its heap with memset. A pager in a long-lived process (uswap
+ * run serving a tree, a region per process) paid 10 ms of memset per new
+ * process that way. Below it, calloc(): a mapping per small array would
+ * cost a VMA each.
+ */
+#define META_MMAP_BYTES (1u << 20)
+
+static void *meta_zalloc(size_t n, size_t size)
+{
+	size_t len = n * size;
+	void *m;
+
+	if (len < META_MMAP_BYTES)
+		return calloc(n, size);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+static void meta_free(void *m, size_t n, size_t size)
+{
+	if (!m)
+		return;
+	if (n * size < META_MMAP_BYTES)
+		free(m);
+	else
+		munmap(m, n * size);
+}
+
 static void region_free(struct pager_region *r)
 {
 	if (!r)
 		return;
 	if (r->map)
 		munmap(r->map, r->map_len);
-	free((void *)r->state);
-	free((void *)r->slot);
-	free((void *)r->locked);
-	free(r->hash);
-	free(r->shadow);
+	meta_free((void *)r->state, r->nr_folios, sizeof(*r->state));
+	meta_free((void *)r->slot, r->size / USWAP_PAGE_SIZE, sizeof(*r->slot));
+	meta_free((void *)r->locked, r->nr_folios, sizeof(*r->locked));
+	meta_free(r->hash, r->nr_folios, sizeof(*r->hash));
+	meta_free(r->shadow, r->nr_folios, sizeof(*r->shadow));
 	free(r);
 }
 
@@ -90,13 +127,11 @@ static struct pager_region *region_alloc_meta(struct uswap_pager *p, size_t size
 	r->p = p;
 	r->size = size;
 	r->nr_folios = size / p->folio_bytes;
-	r->state = calloc(r->nr_folios, sizeof(*r->state));
-	r->slot = calloc(size / USWAP_PAGE_SIZE, sizeof(*r->slot));
-	/* Big calloc()s are fresh mappings: a reservation of gigabytes costs
-	 * memory only where the program commits it. */
-	r->locked = calloc(r->nr_folios, sizeof(*r->locked));
-	r->hash = calloc(r->nr_folios, sizeof(*r->hash));
-	r->shadow = calloc(r->nr_folios, sizeof(*r->shadow));
+	r->state = meta_zalloc(r->nr_folios, sizeof(*r->state));
+	r->slot = meta_zalloc(size / USWAP_PAGE_SIZE, sizeof(*r->slot));
+	r->locked = meta_zalloc(r->nr_folios, sizeof(*r->locked));
+	r->hash = meta_zalloc(r->nr_folios, sizeof(*r->hash));
+	r->shadow = meta_zalloc(r->nr_folios, sizeof(*r->shadow));
 	atomic_init(&r->nr_errors, 0);
 	atomic_init(&r->first_error, NULL);
 	if (!r->state || !r->slot || !r->locked || !r->hash || !r->shadow) {
