@@ -39,6 +39,7 @@
 #include <json-c/json.h>
 #include <uswap/daemon.h>
 #include <uswap/lab.h>
+#include <uswap/status.h>
 #include <uswap/uswap.h>
 
 /* ------------------------------------------------------------------------
@@ -68,25 +69,6 @@ static int client_zap(void *arg, const struct iovec *r, unsigned int n)
 	return rc;
 }
 
-/* The devices whose read errors grew since the last call, as "NAME (N
- * read errors), ..." in @buf. Context: read_error_lock held. */
-static void failed_devices(struct uswap *u, char *buf, size_t len)
-{
-	static uint64_t seen[USWAP_MAX_DEVICES];
-	struct uswap_device_info info;
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (int type = 0; type < USWAP_MAX_DEVICES && used < len; type++) {
-		if (uswap_device_info(u, type, &info) || info.read_errors == seen[type])
-			continue;
-		seen[type] = info.read_errors;
-		used += (size_t)snprintf(buf + used, len - used, "%s%s (%llu read errors)",
-					 used ? ", " : "", info.name,
-					 (unsigned long long)info.read_errors);
-	}
-}
-
 /*
  * A folio of @c could not be read back (its pager's on_error, before the
  * faulting thread is woken to get SIGBUS there): one line naming the
@@ -98,12 +80,13 @@ static void failed_devices(struct uswap *u, char *buf, size_t len)
 static void on_read_error(void *ctx, void *addr, int err)
 {
 	static pthread_mutex_t read_error_lock = PTHREAD_MUTEX_INITIALIZER;
+	static uint64_t seen[USWAP_MAX_DEVICES];
 	static unsigned int said;
 	struct run_client *c = ctx;
 	char devs[512];
 
 	pthread_mutex_lock(&read_error_lock);
-	failed_devices(c->d->u, devs, sizeof(devs));
+	uswap_status_read_errors(c->d->u, seen, devs, sizeof(devs));
 	if (said++ < READ_ERRORS_SAID)
 		fprintf(stderr, "uswap run: pid %d: swapped-out memory at %p could not be read "
 			"back from %s: %s; the program gets SIGBUS there%s\n", (int)c->pid, addr,

@@ -23,6 +23,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <uswap/uswap.h>
+
 /*
  * uswap_status_dir() - the status directory for this process's user.
  * @buf, @len: receives the path (NUL-terminated).
@@ -104,5 +106,29 @@ static inline bool uswap_status_peer_ok(int fd)
 	       (cred.uid == geteuid() || cred.uid == 0);
 }
 #endif
+
+/*
+ * uswap_status_read_errors() - the devices of @u whose read errors grew
+ * since the counts in @seen (USWAP_MAX_DEVICES of them, updated), as
+ * "NAME (N read errors), ..." in @buf (NUL-terminated, "" for none): the
+ * line `uswap run` says when a folio cannot be read back, in either mode.
+ * Thread-safety: the caller serializes calls with one @seen.
+ */
+static inline void uswap_status_read_errors(struct uswap *u, uint64_t *seen, char *buf,
+					    size_t len)
+{
+	struct uswap_device_info info;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int type = 0; type < USWAP_MAX_DEVICES && used < len; type++) {
+		if (uswap_device_info(u, type, &info) || info.read_errors == seen[type])
+			continue;
+		seen[type] = info.read_errors;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s (%llu read errors)",
+					 used ? ", " : "", info.name,
+					 (unsigned long long)info.read_errors);
+	}
+}
 
 #endif /* USWAP_STATUS_H */

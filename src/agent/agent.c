@@ -26,6 +26,7 @@
 #include <mimalloc.h>
 #include <uswap/daemon.h>
 #include <uswap/lab.h>
+#include <uswap/status.h>
 #include <uswap/uswap.h>
 
 #include "agent/agent.h"
@@ -200,25 +201,6 @@ static int swapon_all(const char *list, bool root)
 	return agent.nr_devs ? 0 : -ENODEV; /* only external ones, not the root */
 }
 
-/* The devices whose read errors grew since the last call, as "NAME (N
- * read errors), ..." in @buf. Context: read_error_lock held. */
-static void failed_devices(char *buf, size_t len)
-{
-	static uint64_t seen[USWAP_MAX_DEVICES];
-	struct uswap_device_info info;
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (int type = 0; type < USWAP_MAX_DEVICES && used < len; type++) {
-		if (uswap_device_info(agent.u, type, &info) || info.read_errors == seen[type])
-			continue;
-		seen[type] = info.read_errors;
-		used += (size_t)snprintf(buf + used, len - used, "%s%s (%llu read errors)",
-					 used ? ", " : "", info.name,
-					 (unsigned long long)info.read_errors);
-	}
-}
-
 /*
  * A folio could not be read back (the pager's on_error, in a handler
  * thread, before the program's thread is woken to get SIGBUS there): one
@@ -231,12 +213,13 @@ static void failed_devices(char *buf, size_t len)
 static void on_read_error(void *ctx, void *addr, int err)
 {
 	static pthread_mutex_t read_error_lock = PTHREAD_MUTEX_INITIALIZER;
+	static uint64_t seen[USWAP_MAX_DEVICES];
 	static unsigned int said;
 	char devs[512];
 
 	(void)ctx;
 	pthread_mutex_lock(&read_error_lock);
-	failed_devices(devs, sizeof(devs));
+	uswap_status_read_errors(agent.u, seen, devs, sizeof(devs));
 	if (said++ < READ_ERRORS_SAID)
 		fprintf(stderr, "uswap run: agent: pid %d: swapped-out memory at %p could not "
 			"be read back from %s: %s; the program gets SIGBUS there%s\n",
